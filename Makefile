@@ -1,0 +1,51 @@
+# oplogha — see README.md. Every target builds what it needs from go.mod.
+SHELL := /bin/bash
+GO    ?= go
+CHAOS := .cache/chaos
+FUZZTIME ?= 60s
+TESTFLAGS ?= -race -timeout 45m
+
+.PHONY: all demo test tools fuzz bench vet clean $(CHAOS)
+
+all: vet test
+
+$(CHAOS):
+	@mkdir -p .cache
+	@$(GO) build -o $(CHAOS) ./cmd/chaos
+
+## tools: build etcd, toxiproxy, versitygw and gotestsum into the cache (once per version)
+tools: $(CHAOS)
+	@$(CHAOS) tools
+
+## demo: run a real scenario on the process runtime
+demo: $(CHAOS)
+	@$(CHAOS) demo
+
+## test: unit and integration tests through gotestsum; JUnit in artifacts/junit.xml
+test: $(CHAOS)
+	@$(CHAOS) tools
+	@mkdir -p artifacts
+	@start=$$(date +%s); \
+	$$($(CHAOS) tools --path gotestsum) --junitfile artifacts/junit.xml --format pkgname-and-test-fails -- $(TESTFLAGS) ./...; rc=$$?; \
+	echo "make test: $$(( $$(date +%s) - start ))s, exit $$rc"; exit $$rc
+
+vet:
+	@$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+## fuzz: every Fuzz target for FUZZTIME each (default 60s)
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: benchmarks, results in artifacts/bench/
+bench:
+	@mkdir -p artifacts/bench
+	@$(GO) test -run '^$$' -bench . -benchmem ./... | tee artifacts/bench/go-bench.txt
+
+clean:
+	rm -rf .cache artifacts/junit.xml artifacts/bench artifacts/demo-*

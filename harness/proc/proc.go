@@ -1,0 +1,192 @@
+// Package proc starts and stops the harness's child processes. Every process
+// has a recorded PID, its output in a log file, and is stopped by that PID;
+// a Group stops all of its processes on Close, and the kernel kills them if
+// the harness itself dies (Pdeathsig), so a failed or panicking run leaves
+// nothing behind.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Spec describes a process to start.
+type Spec struct {
+	Name string   // unique within a Group, e.g. "etcd-0"
+	Path string   // binary
+	Args []string // arguments
+	Env  []string // extra environment (KEY=VALUE), added to a minimal base
+	Dir  string   // working directory
+	Log  string   // file receiving stdout and stderr (appended)
+}
+
+// Process is a started child.
+type Process struct {
+	Spec
+	PID     int
+	Started time.Time
+
+	cmd    *exec.Cmd
+	done   chan struct{}
+	mu     sync.Mutex
+	err    error // from Wait
+	exited time.Time
+	paused bool
+}
+
+// Start starts spec. The process gets a new process group so signals to the
+// harness's terminal do not reach it, and SIGKILL if the harness dies.
+func Start(spec Spec) (*Process, error) {
+	if spec.Log == "" {
+		return nil, fmt.Errorf("start %s: no log file", spec.Name)
+	}
+	logf, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(baseEnv(), spec.Env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
+	}
+	p := &Process{Spec: spec, PID: cmd.Process.Pid, Started: time.Now(), cmd: cmd, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		p.mu.Lock()
+		p.err, p.exited = err, time.Now()
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// baseEnv passes through only what programs need to run; nothing secret
+// from the harness's environment leaks into a child by default.
+func baseEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Running reports whether the process has not exited.
+func (p *Process) Running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// ExitErr is the process's wait error once it has exited (nil for exit 0).
+func (p *Process) ExitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Signal sends sig to the process by its PID (not its group).
+func (p *Process) Signal(sig syscall.Signal) error {
+	if !p.Running() {
+		return fmt.Errorf("%s (pid %d): %w", p.Name, p.PID, ErrExited)
+	}
+	if err := syscall.Kill(p.PID, sig); err != nil {
+		return fmt.Errorf("signal %v to %s (pid %d): %w", sig, p.Name, p.PID, err)
+	}
+	return nil
+}
+
+// ErrExited: the process is no longer running.
+var ErrExited = errors.New("process has exited")
+
+// Kill sends SIGKILL and waits for the exit.
+func (p *Process) Kill() error {
+	p.resumeIfPaused()
+	if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, ErrExited) {
+		return err
+	}
+	<-p.done
+	return nil
+}
+
+// Pause stops the process with SIGSTOP; Resume continues it.
+func (p *Process) Pause() error {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.paused = true
+	p.mu.Unlock()
+	return nil
+}
+
+// Resume sends SIGCONT.
+func (p *Process) Resume() error {
+	if err := p.Signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.paused = false
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Process) resumeIfPaused() {
+	p.mu.Lock()
+	paused := p.paused
+	p.mu.Unlock()
+	if paused {
+		_ = p.Resume()
+	}
+}
+
+// Stop sends SIGTERM, waits up to grace, then SIGKILL. It is a no-op on an
+// exited process.
+func (p *Process) Stop(grace time.Duration) error {
+	if !p.Running() {
+		return nil
+	}
+	p.resumeIfPaused() // a stopped process cannot act on SIGTERM
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		if errors.Is(err, ErrExited) {
+			return nil
+		}
+		return err
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return nil
+	case <-t.C:
+		return p.Kill()
+	}
+}
+
+// Wait waits for the exit or ctx.
+func (p *Process) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.ExitErr()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,92 @@
+package oplog
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/impl/keyspace"
+)
+
+// ClaimProducerView moves the producer view to one above its current value
+// and returns the new view; every writer holding a lower view is fenced from
+// then on. On a fresh namespace (no view, no prefix, no batch) the same
+// transaction writes the zero durable prefix, the S01 zero state, so that an
+// absent prefix never has to be read as empty. A malformed stored view is
+// corruption and is returned as an error, never overwritten.
+func ClaimProducerView(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (uint64, error) {
+	for attempt := 0; attempt < 16; attempt++ {
+		resp, err := kv.Txn(ctx).Then(
+			clientv3.OpGet(ks.ProducerView()),
+			clientv3.OpGet(ks.DurablePrefix()),
+		).Commit()
+		if err != nil {
+			return 0, fmt.Errorf("read producer view: %w", err)
+		}
+		viewKV, prefixKV := firstKV(resp.Responses[0]), firstKV(resp.Responses[1])
+		var cur uint64
+		var viewRev int64
+		if viewKV != nil {
+			if cur, err = DecodeProducerView(viewKV.Value); err != nil {
+				return 0, &RecordError{Key: ks.ProducerView(), Err: err}
+			}
+			viewRev = viewKV.ModRevision
+		}
+		next := cur + 1
+		if next == 0 {
+			return 0, fmt.Errorf("producer view %d cannot grow", cur)
+		}
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(ks.ProducerView()), "=", viewRev)}
+		ops := []clientv3.Op{clientv3.OpPut(ks.ProducerView(), string(EncodeProducerView(next)))}
+		if prefixKV == nil {
+			// Initialise the zero state only if the namespace holds no batch at all.
+			cmps = append(cmps,
+				clientv3.Compare(clientv3.CreateRevision(ks.DurablePrefix()), "=", 0),
+				clientv3.Compare(clientv3.CreateRevision(ks.BatchPrefix()), "=", 0).WithPrefix())
+			ops = append(ops, clientv3.OpPut(ks.DurablePrefix(), string(DurablePrefix{}.Encode())))
+		}
+		put, err := kv.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		if err != nil {
+			return 0, fmt.Errorf("claim producer view %d: %w", next, err)
+		}
+		if put.Succeeded {
+			return next, nil
+		}
+		if prefixKV == nil {
+			// Either someone raced us, or batches exist without a prefix: tell them apart.
+			if n, err := countKeys(ctx, kv, ks.BatchPrefix()); err != nil {
+				return 0, err
+			} else if n > 0 {
+				if p, err := kv.Get(ctx, ks.DurablePrefix()); err == nil && len(p.Kvs) == 0 {
+					return 0, fmt.Errorf("claim producer view: %w (%d batch keys)", ErrNoDurablePrefix, n)
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("claim producer view: too much contention")
+}
+
+func countKeys(ctx context.Context, kv clientv3.KV, prefix string) (int64, error) {
+	resp, err := kv.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("count %s: %w", prefix, err)
+	}
+	return resp.Count, nil
+}
+
+// ReadProducerView returns the current producer view (0 when absent).
+func ReadProducerView(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (uint64, error) {
+	resp, err := kv.Get(ctx, ks.ProducerView())
+	if err != nil {
+		return 0, fmt.Errorf("read producer view: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	v, err := DecodeProducerView(resp.Kvs[0].Value)
+	if err != nil {
+		return 0, &RecordError{Key: ks.ProducerView(), Err: err}
+	}
+	return v, nil
+}

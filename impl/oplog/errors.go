@@ -1,0 +1,59 @@
+package oplog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Decode errors: what is wrong with a stored record.
+var (
+	ErrMalformed    = errors.New("malformed record")
+	ErrNonCanonical = errors.New("record is not in canonical encoding")
+	ErrVersion      = errors.New("unsupported record version")
+	ErrChecksum     = errors.New("record checksum mismatch")
+	ErrSpan         = errors.New("batch sequence span does not match its entries")
+)
+
+// History errors: what is wrong with the sequence of records.
+var (
+	ErrGap             = errors.New("batch missing from the OpLog")
+	ErrRegression      = errors.New("OpLog went backwards")
+	ErrKeyMismatch     = errors.New("batch record does not match its key")
+	ErrNoDurablePrefix = errors.New("durable prefix missing while batches exist")
+)
+
+// Writer and delete errors: why an etcd transaction did not commit.
+var (
+	// ErrFenced: the producer view moved past this writer; it must stop writing.
+	ErrFenced = errors.New("fenced: producer view changed")
+	// ErrPrefixMoved: the durable prefix is not the one this writer last wrote or read.
+	ErrPrefixMoved = errors.New("durable prefix moved under the writer")
+	// ErrUnknownOutcome: a commit's outcome could not be resolved; the writer refuses
+	// further appends until Resync.
+	ErrUnknownOutcome = errors.New("commit outcome unknown")
+	// ErrWouldDeletePrefix: a range delete would remove the durable prefix's batch.
+	ErrWouldDeletePrefix = errors.New("range delete would remove the durable prefix batch")
+	// ErrFloorBelow: the compaction floor does not cover the requested delete.
+	ErrFloorBelow = errors.New("compaction floor does not cover the range")
+	// ErrFloorMoved: the compaction floor changed between read and delete.
+	ErrFloorMoved = errors.New("compaction floor changed during the delete")
+)
+
+// RecordError says which stored record failed to decode.
+type RecordError struct {
+	Key string
+	Err error
+}
+
+func (e *RecordError) Error() string { return fmt.Sprintf("%s: %v", e.Key, e.Err) }
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// FencedError carries the view that fenced the writer.
+type FencedError struct {
+	Mine, Current uint64
+}
+
+func (e *FencedError) Error() string {
+	return fmt.Sprintf("fenced: producer view is %d, this writer holds %d", e.Current, e.Mine)
+}
+func (e *FencedError) Unwrap() error { return ErrFenced }

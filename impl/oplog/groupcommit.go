@@ -1,0 +1,203 @@
+package oplog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// DefaultBatchMaxEntries is oplog_batch_max_entries' default.
+const DefaultBatchMaxEntries = 1024
+
+// Tx is where a GroupCommitter stages entries while it builds one batch: the
+// primary validates each entry against its state plus the entries staged
+// before it. Commit is called once the batch is durable; a Tx whose batch
+// failed is dropped.
+type Tx interface {
+	Stage(state.Entry) error
+	Commit(state.Batch) error
+}
+
+// Committed says where an acknowledged entry landed.
+type Committed struct {
+	BatchID uint64
+	Seq     uint64
+}
+
+type request struct {
+	ctx   context.Context
+	entry state.Entry
+	done  chan result
+}
+
+type result struct {
+	c   Committed
+	err error
+}
+
+// GroupCommitter batches entries from concurrent callers, up to MaxEntries a
+// batch, onto one Writer. While one batch is in flight the next one collects.
+type GroupCommitter struct {
+	w          *Writer
+	newTx      func() Tx
+	maxEntries int
+	reqs       chan *request
+	stop       chan struct{}
+	stopped    chan struct{}
+	once       sync.Once
+	err        error // terminal error once the loop ends (fenced, unknown outcome)
+}
+
+// NewGroupCommitter starts the commit loop. newTx begins a Tx on the current
+// state; maxEntries <= 0 means DefaultBatchMaxEntries.
+func NewGroupCommitter(w *Writer, newTx func() Tx, maxEntries int) *GroupCommitter {
+	if maxEntries <= 0 {
+		maxEntries = DefaultBatchMaxEntries
+	}
+	g := &GroupCommitter{w: w, newTx: newTx, maxEntries: maxEntries,
+		reqs: make(chan *request, maxEntries), stop: make(chan struct{}), stopped: make(chan struct{})}
+	go g.loop()
+	return g
+}
+
+// ErrCommitterStopped: the committer is closed or ended on a terminal error.
+var ErrCommitterStopped = errors.New("group committer stopped")
+
+// Submit stages e and waits until its batch is durable. An error that wraps
+// ErrUnknownOutcome means e may or may not be durable.
+func (g *GroupCommitter) Submit(ctx context.Context, e state.Entry) (Committed, error) {
+	r := &request{ctx: ctx, entry: e, done: make(chan result, 1)}
+	select {
+	case g.reqs <- r:
+	case <-g.stopped:
+		return Committed{}, g.stoppedErr()
+	case <-ctx.Done():
+		return Committed{}, ctx.Err() // never handed over: not written
+	}
+	select {
+	case res := <-r.done:
+		return res.c, res.err
+	case <-g.stopped:
+		// The loop answers every request it took before it stops; no answer
+		// means the request was never staged.
+		select {
+		case res := <-r.done:
+			return res.c, res.err
+		default:
+			return Committed{}, g.stoppedErr()
+		}
+	case <-ctx.Done():
+		return Committed{}, fmt.Errorf("%w: %v", ErrUnknownOutcome, ctx.Err())
+	}
+}
+
+func (g *GroupCommitter) stoppedErr() error {
+	<-g.stopped
+	if g.err != nil {
+		return fmt.Errorf("%w: %w", ErrCommitterStopped, g.err)
+	}
+	return ErrCommitterStopped
+}
+
+// Err is the error that ended the loop, if any (nil while it runs or after Close).
+func (g *GroupCommitter) Err() error {
+	select {
+	case <-g.stopped:
+		return g.err
+	default:
+		return nil
+	}
+}
+
+// Done is closed when the loop has ended.
+func (g *GroupCommitter) Done() <-chan struct{} { return g.stopped }
+
+// Close stops the loop after the batch in flight; waiting callers get ErrCommitterStopped.
+func (g *GroupCommitter) Close() {
+	g.once.Do(func() { close(g.stop) })
+	<-g.stopped
+}
+
+func (g *GroupCommitter) loop() {
+	defer close(g.stopped)
+	defer g.drain()
+	for {
+		var first *request
+		select {
+		case <-g.stop:
+			return
+		case first = <-g.reqs:
+		}
+		tx := g.newTx()
+		batch := make([]*request, 0, g.maxEntries)
+		add := func(r *request) {
+			if r.ctx.Err() != nil {
+				r.done <- result{err: r.ctx.Err()} // caller gave up before staging: not written
+				return
+			}
+			if err := tx.Stage(r.entry); err != nil {
+				r.done <- result{err: err}
+				return
+			}
+			batch = append(batch, r)
+		}
+		add(first)
+	collect:
+		for len(batch) < g.maxEntries {
+			select {
+			case r := <-g.reqs:
+				add(r)
+			default:
+				break collect
+			}
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		entries := make([]state.Entry, len(batch))
+		for i, r := range batch {
+			entries[i] = r.entry
+		}
+		b, err := g.w.Append(context.Background(), entries)
+		if err == nil {
+			err = tx.Commit(b)
+			if err != nil {
+				err = fmt.Errorf("batch %d is durable but did not apply locally: %w", b.ID, err)
+				for _, r := range batch {
+					r.done <- result{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, err)}
+				}
+				g.err = err
+				return
+			}
+			for i, r := range batch {
+				r.done <- result{c: Committed{BatchID: b.ID, Seq: b.FirstSeq + uint64(i)}}
+			}
+			continue
+		}
+		for _, r := range batch {
+			r.done <- result{err: err}
+		}
+		// Fenced, prefix moved or unknown outcome: this writer cannot go on.
+		g.err = err
+		return
+	}
+}
+
+// drain fails requests that arrived after the loop decided to stop.
+func (g *GroupCommitter) drain() {
+	for {
+		select {
+		case r := <-g.reqs:
+			err := ErrCommitterStopped
+			if g.err != nil {
+				err = fmt.Errorf("%w: %w", ErrCommitterStopped, g.err)
+			}
+			r.done <- result{err: err}
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package oplog
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// Reader reads and validates the OpLog. It never treats a missing record as
+// empty: every batch from the cursor to the durable prefix must be present,
+// continuous in batch id and sequence, canonical and checksummed.
+type Reader struct {
+	KV       clientv3.KV
+	Keyspace keyspace.Keyspace
+	PageSize int // batches per range read; default 256
+}
+
+// Head is the durable prefix as read at one etcd revision.
+type Head struct {
+	Prefix   DurablePrefix
+	Present  bool  // false: no prefix record and no batch key (a fresh namespace)
+	Revision int64 // the revision every read of one Scan uses
+}
+
+// ReadHead reads the durable prefix. An absent prefix is accepted only when
+// the namespace holds no batch key (a fresh, uninitialised namespace);
+// otherwise it is ErrNoDurablePrefix.
+func (r *Reader) ReadHead(ctx context.Context) (Head, error) {
+	resp, err := r.KV.Txn(ctx).Then(
+		clientv3.OpGet(r.Keyspace.DurablePrefix()),
+		clientv3.OpGet(r.Keyspace.BatchPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly()),
+	).Commit()
+	if err != nil {
+		return Head{}, fmt.Errorf("read durable prefix: %w", err)
+	}
+	h := Head{Revision: resp.Header.Revision}
+	kv := firstKV(resp.Responses[0])
+	if kv == nil {
+		if n := resp.Responses[1].GetResponseRange().Count; n > 0 {
+			return Head{}, fmt.Errorf("%w: %d batch keys", ErrNoDurablePrefix, n)
+		}
+		return h, nil
+	}
+	if h.Prefix, err = DecodeDurablePrefix(kv.Value); err != nil {
+		return Head{}, &RecordError{Key: r.Keyspace.DurablePrefix(), Err: err}
+	}
+	h.Present = true
+	return h, nil
+}
+
+// Scan reads every batch after cursor from up to the durable prefix at one
+// revision, validates it, and calls fn for each in order. It returns the head
+// it scanned to. fn's error stops the scan and is returned as is.
+func (r *Reader) Scan(ctx context.Context, from state.Cursor, fn func(state.Batch) error) (Head, error) {
+	h, err := r.ReadHead(ctx)
+	if err != nil {
+		return Head{}, err
+	}
+	return h, r.ScanTo(ctx, from, h, fn)
+}
+
+// ScanTo is Scan against a head already read.
+func (r *Reader) ScanTo(ctx context.Context, from state.Cursor, h Head, fn func(state.Batch) error) error {
+	if !from.Consistent() {
+		return fmt.Errorf("%w: inconsistent cursor %s", ErrRegression, from)
+	}
+	p := h.Prefix
+	switch {
+	case p.BatchID < from.BatchID:
+		return fmt.Errorf("%w: durable prefix %d is behind cursor %s", ErrRegression, p.BatchID, from)
+	case p.BatchID == from.BatchID:
+		if p.LastSeq != from.Seq {
+			return fmt.Errorf("%w: durable prefix seq %d differs from cursor %s", ErrRegression, p.LastSeq, from)
+		}
+		return nil
+	}
+	page := r.PageSize
+	if page <= 0 {
+		page = 256
+	}
+	want, prev := from.BatchID+1, from
+	end := r.Keyspace.Batch(p.BatchID + 1)
+	if p.BatchID == ^uint64(0) {
+		end = clientv3.GetPrefixRangeEnd(r.Keyspace.BatchPrefix())
+	}
+	for want <= p.BatchID {
+		resp, err := r.KV.Get(ctx, r.Keyspace.Batch(want), clientv3.WithRange(end), clientv3.WithRev(h.Revision), clientv3.WithLimit(int64(page)))
+		if err != nil {
+			return fmt.Errorf("read batches from %d at revision %d: %w", want, h.Revision, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return fmt.Errorf("%w: batch %d (durable prefix %d)", ErrGap, want, p.BatchID)
+		}
+		for _, kv := range resp.Kvs {
+			key := string(kv.Key)
+			id, ok := r.Keyspace.ParseBatch(key)
+			if !ok {
+				return &RecordError{Key: key, Err: fmt.Errorf("%w: not a batch key", ErrKeyMismatch)}
+			}
+			if id != want {
+				return fmt.Errorf("%w: batch %d (next present is %d)", ErrGap, want, id)
+			}
+			b, err := DecodeBatch(kv.Value)
+			if err != nil {
+				return &RecordError{Key: key, Err: err}
+			}
+			if b.ID != id {
+				return &RecordError{Key: key, Err: fmt.Errorf("%w: record says batch %d", ErrKeyMismatch, b.ID)}
+			}
+			if b.FirstSeq != prev.Seq+1 {
+				kind := ErrGap
+				if b.FirstSeq <= prev.Seq {
+					kind = ErrRegression
+				}
+				return &RecordError{Key: key, Err: fmt.Errorf("%w: first seq %d after seq %d", kind, b.FirstSeq, prev.Seq)}
+			}
+			if err := fn(b); err != nil {
+				return err
+			}
+			prev = state.Cursor{BatchID: b.ID, Seq: b.LastSeq}
+			want++
+		}
+	}
+	if prev.Seq != p.LastSeq {
+		return fmt.Errorf("%w: last batch ends at seq %d, durable prefix says %d", ErrKeyMismatch, prev.Seq, p.LastSeq)
+	}
+	return nil
+}
+
+// ReadAll reads the complete OpLog from batch 1 (RFC "Complete OpLog Fallback").
+func (r *Reader) ReadAll(ctx context.Context, fn func(state.Batch) error) (Head, error) {
+	return r.Scan(ctx, state.Cursor{}, fn)
+}

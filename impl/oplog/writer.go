@@ -1,0 +1,222 @@
+package oplog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// Writer appends batches for one producer view. Each append is one etcd
+// transaction that compares the producer view and the durable prefix the
+// writer last saw, and puts the batch with the new prefix. A Writer is not
+// safe for concurrent use; GroupCommitter serialises callers onto one.
+type Writer struct {
+	kv        clientv3.KV
+	ks        keyspace.Keyspace
+	view      uint64
+	viewRaw   string
+	prefix    DurablePrefix
+	prefixRaw []byte // nil: the prefix key was absent
+	poisoned  error  // set after an unresolved commit; cleared by Resync
+
+	// ResolveTimeout bounds how long an ambiguous commit is resolved by
+	// re-reading before the writer reports ErrUnknownOutcome.
+	ResolveTimeout time.Duration
+}
+
+// NewWriter returns a writer for view, which must be the current producer view
+// (claimed by ClaimProducerView). It reads the durable prefix to append after.
+func NewWriter(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, view uint64) (*Writer, error) {
+	w := &Writer{kv: kv, ks: ks, view: view, viewRaw: string(EncodeProducerView(view)), ResolveTimeout: 10 * time.Second}
+	if err := w.Resync(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// View is the producer view the writer appends under.
+func (w *Writer) View() uint64 { return w.view }
+
+// Prefix is the durable prefix as of the writer's last append or resync.
+func (w *Writer) Prefix() DurablePrefix { return w.prefix }
+
+// Resync re-reads the producer view and durable prefix. It clears an unknown
+// outcome: whatever the ambiguous commit did is now in the prefix read.
+func (w *Writer) Resync(ctx context.Context) error {
+	resp, err := w.kv.Txn(ctx).Then(
+		clientv3.OpGet(w.ks.ProducerView()),
+		clientv3.OpGet(w.ks.DurablePrefix()),
+	).Commit()
+	if err != nil {
+		return fmt.Errorf("read producer view and durable prefix: %w", err)
+	}
+	view, prefixKV := firstKV(resp.Responses[0]), firstKV(resp.Responses[1])
+	if err := w.checkView(view); err != nil {
+		return err
+	}
+	if prefixKV == nil {
+		w.prefix, w.prefixRaw = DurablePrefix{}, nil
+	} else {
+		p, err := DecodeDurablePrefix(prefixKV.Value)
+		if err != nil {
+			return &RecordError{Key: w.ks.DurablePrefix(), Err: err}
+		}
+		w.prefix, w.prefixRaw = p, bytes.Clone(prefixKV.Value)
+	}
+	w.poisoned = nil
+	return nil
+}
+
+func (w *Writer) checkView(kv *mvccKV) error {
+	if kv == nil {
+		return &FencedError{Mine: w.view, Current: 0}
+	}
+	if string(kv.Value) == w.viewRaw {
+		return nil
+	}
+	cur, err := DecodeProducerView(kv.Value)
+	if err != nil {
+		return &RecordError{Key: w.ks.ProducerView(), Err: err}
+	}
+	return &FencedError{Mine: w.view, Current: cur}
+}
+
+// Append writes entries as the next batch. On success the batch is durable.
+// Errors: *FencedError (stop writing), ErrPrefixMoved, ErrUnknownOutcome (the
+// batch may or may not be durable; the writer refuses appends until Resync),
+// or an encoding error (nothing was sent).
+func (w *Writer) Append(ctx context.Context, entries []state.Entry) (state.Batch, error) {
+	if w.poisoned != nil {
+		return state.Batch{}, fmt.Errorf("writer needs Resync: %w", w.poisoned)
+	}
+	b := state.Batch{ID: w.prefix.BatchID + 1, FirstSeq: w.prefix.LastSeq + 1, Entries: entries}
+	b.LastSeq = b.FirstSeq + uint64(len(entries)) - 1
+	rec, err := EncodeBatch(b)
+	if err != nil {
+		return state.Batch{}, err
+	}
+	next := DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
+	nextRaw := next.Encode()
+	txn := w.appendTxn(ctx, b.ID, rec, nextRaw)
+	resp, err := txn.Commit()
+	if err == nil {
+		if resp.Succeeded {
+			w.prefix, w.prefixRaw = next, nextRaw
+			return b, nil
+		}
+		return state.Batch{}, w.classifyRejection(resp)
+	}
+	return w.resolve(b, rec, next, nextRaw, err)
+}
+
+func (w *Writer) appendTxn(ctx context.Context, id uint64, rec, nextRaw []byte) clientv3.Txn {
+	prefixCmp := clientv3.Compare(clientv3.CreateRevision(w.ks.DurablePrefix()), "=", 0)
+	if w.prefixRaw != nil {
+		prefixCmp = clientv3.Compare(clientv3.Value(w.ks.DurablePrefix()), "=", string(w.prefixRaw))
+	}
+	return w.kv.Txn(ctx).If(
+		clientv3.Compare(clientv3.Value(w.ks.ProducerView()), "=", w.viewRaw),
+		prefixCmp,
+		clientv3.Compare(clientv3.CreateRevision(w.ks.Batch(id)), "=", 0),
+	).Then(
+		clientv3.OpPut(w.ks.Batch(id), string(rec)),
+		clientv3.OpPut(w.ks.DurablePrefix(), string(nextRaw)),
+	).Else(
+		clientv3.OpGet(w.ks.ProducerView()),
+		clientv3.OpGet(w.ks.DurablePrefix()),
+	)
+}
+
+func (w *Writer) classifyRejection(resp *clientv3.TxnResponse) error {
+	if err := w.checkView(firstKV(resp.Responses[0])); err != nil {
+		return err
+	}
+	return w.prefixMoved(firstKV(resp.Responses[1]))
+}
+
+func (w *Writer) prefixMoved(kv *mvccKV) error {
+	w.poisoned = ErrPrefixMoved
+	if kv == nil {
+		return fmt.Errorf("%w: expected %s, key is absent", ErrPrefixMoved, w.prefixRaw)
+	}
+	return fmt.Errorf("%w: expected %s, found %s", ErrPrefixMoved, w.prefixRaw, kv.Value)
+}
+
+// resolve settles an append whose response was lost. It re-reads the prefix
+// and the batch key: both equal to what was sent means committed; the old
+// prefix and no batch means not committed (yet), so the identical transaction
+// is sent again — at most one of the two copies can pass the prefix compare.
+func (w *Writer) resolve(b state.Batch, rec []byte, next DurablePrefix, nextRaw []byte, cause error) (state.Batch, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.ResolveTimeout)
+	defer cancel()
+	lastErr := cause
+	for attempt := 0; ; attempt++ {
+		if ctx.Err() != nil {
+			w.poisoned = fmt.Errorf("%w: batch %d: %v", ErrUnknownOutcome, b.ID, lastErr)
+			return state.Batch{}, w.poisoned
+		}
+		if attempt > 0 {
+			sleepCtx(ctx, time.Duration(min(attempt, 10))*50*time.Millisecond)
+		}
+		resp, err := w.kv.Txn(ctx).Then(
+			clientv3.OpGet(w.ks.ProducerView()),
+			clientv3.OpGet(w.ks.DurablePrefix()),
+			clientv3.OpGet(w.ks.Batch(b.ID)),
+		).Commit()
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		prefixKV, batchKV := firstKV(resp.Responses[1]), firstKV(resp.Responses[2])
+		switch {
+		case prefixKV != nil && bytes.Equal(prefixKV.Value, nextRaw) && batchKV != nil && bytes.Equal(batchKV.Value, rec):
+			w.prefix, w.prefixRaw = next, nextRaw
+			return b, nil
+		case batchKV == nil && sameRaw(prefixKV, w.prefixRaw):
+			if err := w.checkView(firstKV(resp.Responses[0])); err != nil {
+				return state.Batch{}, err // not committed, and never will be: the view moved
+			}
+			resend, err := w.appendTxn(ctx, b.ID, rec, nextRaw).Commit()
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			if resend.Succeeded {
+				w.prefix, w.prefixRaw = next, nextRaw
+				return b, nil
+			}
+			// The first copy committed meanwhile, or someone else wrote: read again.
+		default:
+			if err := w.checkView(firstKV(resp.Responses[0])); err != nil {
+				return state.Batch{}, err
+			}
+			return state.Batch{}, w.prefixMoved(prefixKV)
+		}
+	}
+}
+
+func sameRaw(kv *mvccKV, raw []byte) bool {
+	if kv == nil {
+		return raw == nil
+	}
+	return raw != nil && bytes.Equal(kv.Value, raw)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// IsAmbiguous reports whether err leaves a write's outcome unknown.
+func IsAmbiguous(err error) bool { return errors.Is(err, ErrUnknownOutcome) }

@@ -1,0 +1,252 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func memSeg(ep string) Segment {
+	return Segment{Endpoint: ep, Name: "seg-" + ep, Capacity: 1 << 40, Kind: ReplicaMemory}
+}
+
+func obj(seg string, id uint64) Object {
+	return Object{ClientID: "client-1", Size: 4096, Replicas: []Replica{{ID: id, Kind: ReplicaMemory, Segment: seg, Offset: id * 4096, Length: 4096, Status: ReplicaComplete}}}
+}
+
+// batcher builds continuous batches.
+type batcher struct {
+	id, seq uint64
+}
+
+func (b *batcher) next(entries ...Entry) Batch {
+	b.id++
+	bt := Batch{ID: b.id, FirstSeq: b.seq + 1, LastSeq: b.seq + uint64(len(entries)), Entries: entries}
+	b.seq += uint64(len(entries))
+	return bt
+}
+
+func TestApplyEveryOp(t *testing.T) {
+	s := New()
+	var bb batcher
+	require.NoError(t, s.Apply(bb.next(MountSegment(memSeg("10.0.0.1:1")), MountSegment(memSeg("10.0.0.2:1")))))
+	o := obj("10.0.0.1:1", 1)
+	o.Replicas = append(o.Replicas, Replica{ID: 2, Kind: ReplicaMemory, Segment: "10.0.0.2:1", Length: 4096, Status: ReplicaComplete})
+	require.NoError(t, s.Apply(bb.next(PutEnd("t1", "a", o), PutEnd("t1", "b", obj("10.0.0.1:1", 3)), PutEnd("t2", "a", obj("10.0.0.2:1", 4)))))
+	require.Equal(t, Cursor{BatchID: 2, Seq: 5}, s.Cursor())
+	got, ok := s.Object("t1", "a")
+	require.True(t, ok)
+	require.Equal(t, o, got)
+
+	require.NoError(t, s.Apply(bb.next(Remove("t1", "b"), PutRevoke("t9", "never-put"))))
+	_, ok = s.Object("t1", "b")
+	require.False(t, ok)
+
+	upd := memSeg("10.0.0.2:1")
+	upd.Name = "renamed"
+	require.NoError(t, s.Apply(bb.next(UpdateSegment(upd))))
+	seg, _ := s.Segment("10.0.0.2:1")
+	require.Equal(t, "renamed", seg.Name)
+
+	// Unmount drops the segment's replicas; an object left without one goes.
+	require.NoError(t, s.Apply(bb.next(UnmountSegment("10.0.0.2:1"))))
+	got, ok = s.Object("t1", "a")
+	require.True(t, ok)
+	require.Len(t, got.Replicas, 1)
+	_, ok = s.Object("t2", "a")
+	require.False(t, ok)
+	nObj, nSeg := s.Len()
+	require.Equal(t, [2]int{1, 1}, [2]int{nObj, nSeg})
+}
+
+func TestApplyRejectsWithTypedErrors(t *testing.T) {
+	base := func() (*State, *batcher) {
+		s := New()
+		bb := &batcher{}
+		require.NoError(t, s.Apply(bb.next(MountSegment(memSeg("s1")), PutEnd("t", "k", obj("s1", 1)))))
+		return s, bb
+	}
+	disk := Segment{Endpoint: "d1", Name: "d", Capacity: 10, Kind: ReplicaDisk}
+	cases := []struct {
+		name  string
+		entry Entry
+		want  error
+	}{
+		{"unknown op 4", Entry{Op: 4, Tenant: "t", Key: "x"}, ErrUnknownOp},
+		{"unknown op 200", Entry{Op: 200, Tenant: "t", Key: "x"}, ErrUnknownOp},
+		{"put existing", PutEnd("t", "k", obj("s1", 2)), ErrObjectExists},
+		{"put on unmounted segment", PutEnd("t", "new", obj("nowhere", 2)), ErrSegmentNotFound},
+		{"put past capacity", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 1 << 40, Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
+		{"put wrong kind", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaDisk, Segment: "s1", Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
+		{"put no replicas", PutEnd("t", "new", Object{ClientID: "c", Size: 1}), ErrMalformed},
+		{"put zero size", PutEnd("t", "new", Object{ClientID: "c", Replicas: obj("s1", 1).Replicas}), ErrMalformed},
+		{"put bad status", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Length: 1, Status: "lost"}}}), ErrMalformed},
+		{"put duplicate replica id", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Length: 1, Status: ReplicaComplete}, {ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 5, Length: 1, Status: ReplicaComplete}}}), ErrMalformed},
+		{"put unknown field", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: []byte(`{"size":1,"bogus":1}`)}, ErrMalformed},
+		{"put trailing data", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: append(PutEnd("t", "n", obj("s1", 9)).Payload, []byte(" {}")...)}, ErrMalformed},
+		{"put not json", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: []byte("\x00\x01")}, ErrMalformed},
+		{"put empty key", PutEnd("t", "", obj("s1", 2)), ErrMalformed},
+		{"key too long", PutEnd("t", string(make([]byte, MaxKeyBytes+1)), obj("s1", 2)), ErrMalformed},
+		{"remove absent", Remove("t", "absent"), ErrObjectNotFound},
+		{"remove with payload", Entry{Op: OpRemove, Tenant: "t", Key: "k", Payload: []byte("x")}, ErrMalformed},
+		{"mount twice", MountSegment(memSeg("s1")), ErrSegmentExists},
+		{"mount endpoint mismatch", Entry{Op: OpSegmentMount, Key: "s2", Payload: MountSegment(memSeg("s3")).Payload}, ErrMalformed},
+		{"mount disk without path", MountSegment(disk), ErrMalformed},
+		{"mount with tenant", Entry{Op: OpSegmentMount, Tenant: "t", Key: "s2", Payload: MountSegment(memSeg("s2")).Payload}, ErrMalformed},
+		{"unmount absent", UnmountSegment("nope"), ErrSegmentNotFound},
+		{"update absent", UpdateSegment(memSeg("nope")), ErrSegmentNotFound},
+		{"update changes kind", UpdateSegment(Segment{Endpoint: "s1", Name: "x", Capacity: 1, Kind: ReplicaDisk, FilePath: "/x"}), ErrSegmentMismatch},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, bb := base()
+			before, cur := s.Digest(), s.Cursor()
+			// A good entry first proves the whole batch is rolled back.
+			err := s.Apply(bb.next(MountSegment(memSeg("fresh")), tc.entry))
+			require.ErrorIs(t, err, tc.want)
+			var ae *ApplyError
+			require.True(t, errors.As(err, &ae))
+			require.Equal(t, 1, ae.Index)
+			require.Equal(t, before, s.Digest())
+			require.Equal(t, cur, s.Cursor())
+		})
+	}
+}
+
+func TestApplyRequiresContinuity(t *testing.T) {
+	s := New()
+	e := MountSegment(memSeg("s1"))
+	for _, b := range []Batch{
+		{ID: 2, FirstSeq: 1, LastSeq: 1, Entries: []Entry{e}}, // skips batch 1
+		{ID: 1, FirstSeq: 2, LastSeq: 2, Entries: []Entry{e}}, // skips seq 1
+		{ID: 1, FirstSeq: 1, LastSeq: 2, Entries: []Entry{e}}, // span/entries mismatch
+		{ID: 1, FirstSeq: 1, LastSeq: 0, Entries: []Entry{}},  // empty
+	} {
+		err := s.Apply(b)
+		require.Error(t, err, "%+v", b)
+		require.True(t, errors.Is(err, ErrDiscontinuous) || errors.Is(err, ErrInvalidBatchSpan), "%v", err)
+		require.Equal(t, Cursor{}, s.Cursor())
+	}
+	require.NoError(t, s.Apply(Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []Entry{e}}))
+	require.ErrorIs(t, s.Apply(Batch{ID: 1, FirstSeq: 2, LastSeq: 2, Entries: []Entry{MountSegment(memSeg("s2"))}}), ErrDiscontinuous)
+}
+
+func TestDigestIsOrderIndependentAndContentSensitive(t *testing.T) {
+	a, b := New(), New()
+	var ba, bbb batcher
+	require.NoError(t, a.Apply(ba.next(MountSegment(memSeg("s1")))))
+	require.NoError(t, b.Apply(bbb.next(MountSegment(memSeg("s1")))))
+	for i := 0; i < 100; i++ {
+		require.NoError(t, a.Apply(ba.next(PutEnd("t", fmt.Sprintf("k%03d", i), obj("s1", uint64(i))))))
+	}
+	for i := 99; i >= 0; i-- { // reverse order, different batching
+		require.NoError(t, b.Apply(bbb.next(PutEnd("t", fmt.Sprintf("k%03d", i), obj("s1", uint64(i))))))
+	}
+	require.Equal(t, a.Digest(), b.Digest())
+
+	o := obj("s1", 7)
+	o.Size = 4097 // one field differs
+	require.NoError(t, b.Apply(bbb.next(Remove("t", "k007"), PutEnd("t", "k007", o))))
+	require.NotEqual(t, a.Digest(), b.Digest())
+
+	// Tenant/key boundaries are length-prefixed: ("ab","c") differs from ("a","bc").
+	x, y := New(), New()
+	var bx, by batcher
+	require.NoError(t, x.Apply(bx.next(MountSegment(memSeg("s1")), PutEnd("ab", "c", obj("s1", 1)))))
+	require.NoError(t, y.Apply(by.next(MountSegment(memSeg("s1")), PutEnd("a", "bc", obj("s1", 1)))))
+	require.NotEqual(t, x.Digest(), y.Digest())
+}
+
+func TestTxCommitAndDrop(t *testing.T) {
+	s := New()
+	var bb batcher
+	require.NoError(t, s.Apply(bb.next(MountSegment(memSeg("s1")))))
+	before := s.Digest()
+
+	tx := s.Begin()
+	require.NoError(t, tx.Stage(PutEnd("t", "a", obj("s1", 1))))
+	require.ErrorIs(t, tx.Stage(PutEnd("t", "a", obj("s1", 2))), ErrObjectExists) // sees its own staged entry
+	require.NoError(t, tx.Stage(Remove("t", "a")))
+	require.Equal(t, 2, tx.Staged())
+	require.Equal(t, before, s.Digest(), "staging does not touch the state")
+	// Dropped: nothing changes. A new Tx commits.
+	tx2 := s.Begin()
+	require.NoError(t, tx2.Stage(PutEnd("t", "b", obj("s1", 3))))
+	require.ErrorIs(t, s.Commit(tx2, Batch{ID: 2, FirstSeq: 2, LastSeq: 3, Entries: make([]Entry, 2)}), ErrInvalidBatchSpan)
+	require.NoError(t, s.Commit(tx2, Batch{ID: 2, FirstSeq: 2, LastSeq: 2, Entries: []Entry{PutEnd("t", "b", obj("s1", 3))}}))
+	_, ok := s.Object("t", "b")
+	require.True(t, ok)
+	// A Tx begun before another commit is stale.
+	stale := s.Begin()
+	require.NoError(t, s.Apply(bb.nextAt(s, Remove("t", "b"))))
+	require.NoError(t, stale.Stage(Remove("t", "b")))
+	require.ErrorIs(t, s.Commit(stale, bb.nextAt(s, Remove("t", "b"))), ErrDiscontinuous)
+}
+
+func (b *batcher) nextAt(s *State, entries ...Entry) Batch {
+	b.id, b.seq = s.Cursor().BatchID, s.Cursor().Seq
+	return b.next(entries...)
+}
+
+// loadObjects fills s with n objects directly (sorted), for size tests.
+func loadObjects(s *State, n int) {
+	seg := memSeg("s1")
+	s.segments.Set(segmentItem{s: &seg})
+	for i := 0; i < n; i++ {
+		o := obj("s1", uint64(i))
+		s.objects.Load(objectItem{k: ObjectKey{Tenant: "t", Key: fmt.Sprintf("k%09d", i)}, o: &o})
+	}
+	s.cursor = Cursor{BatchID: 1, Seq: uint64(n) + 1}
+}
+
+func TestCaptureIsConstantTimeAndImmutable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1M objects")
+	}
+	small, big := New(), New()
+	loadObjects(small, 1000)
+	loadObjects(big, 1_000_000)
+	// O(1): Capture allocates the same at 1k and 1M objects (no node is copied).
+	allocSmall := testing.AllocsPerRun(100, func() { _ = small.Capture() })
+	allocBig := testing.AllocsPerRun(100, func() { _ = big.Capture() })
+	require.Equal(t, allocSmall, allocBig)
+	start := time.Now()
+	c := big.Capture()
+	t.Logf("Capture of 1M objects: %v, %v allocs", time.Since(start), allocBig)
+
+	want := c.Digest()
+	wantCur := c.Cursor()
+	// 100k later applies (puts, removes, a segment update) do not change the capture.
+	bb := batcher{id: big.Cursor().BatchID, seq: big.Cursor().Seq}
+	for i := 0; i < 100_000; i += 100 {
+		entries := make([]Entry, 0, 100)
+		for j := i; j < i+100; j++ {
+			if j%2 == 0 {
+				entries = append(entries, Remove("t", fmt.Sprintf("k%09d", j)))
+			} else {
+				entries = append(entries, PutEnd("u", fmt.Sprintf("n%09d", j), obj("s1", uint64(j))))
+			}
+		}
+		require.NoError(t, big.Apply(bb.next(entries...)))
+	}
+	upd := memSeg("s1")
+	upd.Name = "changed"
+	require.NoError(t, big.Apply(bb.next(UpdateSegment(upd))))
+	require.NotEqual(t, want, big.Digest())
+	require.Equal(t, want, c.Digest(), "capture changed under later applies")
+	require.Equal(t, wantCur, c.Cursor())
+	n, _ := c.Len()
+	require.Equal(t, 1_000_000, n)
+}
+
+func BenchmarkCapture1M(b *testing.B) {
+	s := New()
+	loadObjects(s, 1_000_000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = s.Capture()
+	}
+}
