@@ -37,12 +37,12 @@ type Options struct {
 
 // Member is one etcd process.
 type Member struct {
-	Name                    string
-	ClientPort, PeerPort    int
-	ClientURL, PeerURL      string // what it listens on
+	Name                     string
+	ClientPort, PeerPort     int
+	ClientURL, PeerURL       string // what it listens on
 	AdvClientURL, AdvPeerURL string // what it advertises
-	DataDir, Log            string
-	args                    []string
+	DataDir, Log             string
+	args                     []string
 }
 
 // Cluster is a running etcd cluster.
