@@ -38,11 +38,20 @@ type result struct {
 	err error
 }
 
+// Hooks are called by the commit loop at its crash windows; the master wires
+// its failpoints here. Nil hooks are skipped.
+type Hooks struct {
+	BeforeAppend func(entries int)   // batch built, append not yet sent
+	AfterAppend  func(b state.Batch) // batch durable, not yet applied locally nor acknowledged
+	AfterCommit  func(b state.Batch) // applied locally, acknowledgements about to go out
+}
+
 // GroupCommitter batches entries from concurrent callers, up to MaxEntries a
 // batch, onto one Writer. While one batch is in flight the next one collects.
 type GroupCommitter struct {
 	w          *Writer
 	newTx      func() Tx
+	hooks      Hooks
 	maxEntries int
 	reqs       chan *request
 	stop       chan struct{}
@@ -53,11 +62,11 @@ type GroupCommitter struct {
 
 // NewGroupCommitter starts the commit loop. newTx begins a Tx on the current
 // state; maxEntries <= 0 means DefaultBatchMaxEntries.
-func NewGroupCommitter(w *Writer, newTx func() Tx, maxEntries int) *GroupCommitter {
+func NewGroupCommitter(w *Writer, newTx func() Tx, maxEntries int, hooks Hooks) *GroupCommitter {
 	if maxEntries <= 0 {
 		maxEntries = DefaultBatchMaxEntries
 	}
-	g := &GroupCommitter{w: w, newTx: newTx, maxEntries: maxEntries,
+	g := &GroupCommitter{w: w, newTx: newTx, hooks: hooks, maxEntries: maxEntries,
 		reqs: make(chan *request, maxEntries), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go g.loop()
 	return g
@@ -161,8 +170,14 @@ func (g *GroupCommitter) loop() {
 		for i, r := range batch {
 			entries[i] = r.entry
 		}
+		if g.hooks.BeforeAppend != nil {
+			g.hooks.BeforeAppend(len(entries))
+		}
 		b, err := g.w.Append(context.Background(), entries)
 		if err == nil {
+			if g.hooks.AfterAppend != nil {
+				g.hooks.AfterAppend(b)
+			}
 			err = tx.Commit(b)
 			if err != nil {
 				err = fmt.Errorf("batch %d is durable but did not apply locally: %w", b.ID, err)
@@ -171,6 +186,9 @@ func (g *GroupCommitter) loop() {
 				}
 				g.err = err
 				return
+			}
+			if g.hooks.AfterCommit != nil {
+				g.hooks.AfterCommit(b)
 			}
 			for i, r := range batch {
 				r.done <- result{c: Committed{BatchID: b.ID, Seq: b.FirstSeq + uint64(i)}}

@@ -26,6 +26,8 @@ type Writer struct {
 	prefixRaw []byte // nil: the prefix key was absent
 	poisoned  error  // set after an unresolved commit; cleared by Resync
 
+	// RequestTimeout bounds one append transaction.
+	RequestTimeout time.Duration
 	// ResolveTimeout bounds how long an ambiguous commit is resolved by
 	// re-reading before the writer reports ErrUnknownOutcome.
 	ResolveTimeout time.Duration
@@ -34,7 +36,8 @@ type Writer struct {
 // NewWriter returns a writer for view, which must be the current producer view
 // (claimed by ClaimProducerView). It reads the durable prefix to append after.
 func NewWriter(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, view uint64) (*Writer, error) {
-	w := &Writer{kv: kv, ks: ks, view: view, viewRaw: string(EncodeProducerView(view)), ResolveTimeout: 10 * time.Second}
+	w := &Writer{kv: kv, ks: ks, view: view, viewRaw: string(EncodeProducerView(view)),
+		RequestTimeout: 5 * time.Second, ResolveTimeout: 10 * time.Second}
 	if err := w.Resync(ctx); err != nil {
 		return nil, err
 	}
@@ -104,8 +107,9 @@ func (w *Writer) Append(ctx context.Context, entries []state.Entry) (state.Batch
 	}
 	next := DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
 	nextRaw := next.Encode()
-	txn := w.appendTxn(ctx, b.ID, rec, nextRaw)
-	resp, err := txn.Commit()
+	actx, cancel := context.WithTimeout(ctx, w.RequestTimeout)
+	resp, err := w.appendTxn(actx, b.ID, rec, nextRaw).Commit()
+	cancel()
 	if err == nil {
 		if resp.Succeeded {
 			w.prefix, w.prefixRaw = next, nextRaw
@@ -176,8 +180,14 @@ func (w *Writer) resolve(b state.Batch, rec []byte, next DurablePrefix, nextRaw 
 		}
 		prefixKV, batchKV := firstKV(resp.Responses[1]), firstKV(resp.Responses[2])
 		switch {
-		case prefixKV != nil && bytes.Equal(prefixKV.Value, nextRaw) && batchKV != nil && bytes.Equal(batchKV.Value, rec):
-			w.prefix, w.prefixRaw = next, nextRaw
+		case batchKV != nil && bytes.Equal(batchKV.Value, rec):
+			// Our record is at our batch id: the append committed (the prefix may
+			// have moved on since, under a newer primary).
+			if sameRaw(prefixKV, nextRaw) {
+				w.prefix, w.prefixRaw = next, nextRaw
+				return b, nil
+			}
+			w.poisoned = ErrPrefixMoved
 			return b, nil
 		case batchKV == nil && sameRaw(prefixKV, w.prefixRaw):
 			if err := w.checkView(firstKV(resp.Responses[0])); err != nil {
@@ -193,13 +203,25 @@ func (w *Writer) resolve(b state.Batch, rec []byte, next DurablePrefix, nextRaw 
 				return b, nil
 			}
 			// The first copy committed meanwhile, or someone else wrote: read again.
+		case batchKV == nil && prefixKV != nil && prefixBeyond(prefixKV.Value, b.ID):
+			// The prefix covers our batch id but the key is gone (pruned or lost):
+			// whether it was ours cannot be told any more.
+			w.poisoned = fmt.Errorf("%w: batch %d: prefix moved past it and its key is gone", ErrUnknownOutcome, b.ID)
+			return state.Batch{}, w.poisoned
 		default:
+			// Another record holds our batch id, or the prefix moved: our
+			// transaction's compares can never pass.
 			if err := w.checkView(firstKV(resp.Responses[0])); err != nil {
 				return state.Batch{}, err
 			}
 			return state.Batch{}, w.prefixMoved(prefixKV)
 		}
 	}
+}
+
+func prefixBeyond(raw []byte, id uint64) bool {
+	p, err := DecodeDurablePrefix(raw)
+	return err != nil || p.BatchID >= id
 }
 
 func sameRaw(kv *mvccKV, raw []byte) bool {

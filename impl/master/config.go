@@ -1,0 +1,332 @@
+package master
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/oplogha/oplogha/impl/keyspace"
+)
+
+// Config is the master's configuration. Every key is a YAML key of the
+// --config file and also a command-line flag of the same name, which wins
+// over the file. Names follow the RFC "Configuration" table and Mooncake's flags.
+type Config struct {
+	ClusterID          string   `yaml:"cluster_id" help:"cluster namespace: etcd keys live under /oplog/{cluster_id}"`
+	NodeID             string   `yaml:"node_id" help:"this node's name in logs and the election (default: the listen address)"`
+	Listen             string   `yaml:"listen" help:"client API listen address, host:port"`
+	AdvertiseURL       string   `yaml:"advertise_url" help:"client API URL other nodes hand out (default http://{listen})"`
+	EtcdEndpoints      []string `yaml:"etcd_endpoints" help:"etcd client URLs, comma-separated"`
+	EtcdDialTimeoutMS  int      `yaml:"etcd_dial_timeout_ms" help:"etcd dial timeout"`
+	EtcdRequestTimeout int      `yaml:"etcd_request_timeout_ms" help:"timeout of one etcd request on the write path"`
+	LeaderLeaseSeconds int      `yaml:"leader_lease_seconds" help:"TTL of the election session lease"`
+
+	EnableOplog          bool `yaml:"enable_oplog" help:"replicate through the batch OpLog in etcd (the new mode)"`
+	OplogPollIntervalMS  int  `yaml:"oplog_poll_interval_ms" help:"standby poll interval"`
+	OplogBatchMaxEntries int  `yaml:"oplog_batch_max_entries" help:"most entries group-committed into one batch"`
+
+	EnableStandbySnapshot     bool    `yaml:"enable_standby_snapshot" help:"standbys capture and publish snapshots"`
+	SnapshotIntervalSeconds   int     `yaml:"snapshot_interval_seconds" help:"minimum interval between normal snapshots"`
+	SnapshotMinAdvanceBatches int     `yaml:"snapshot_min_advance_batches" help:"minimum cursor advance beyond latest for a normal snapshot"`
+	MaxSnapshotLagBatches     int     `yaml:"max_snapshot_lag_batches" help:"admission-only maximum lag behind the durable prefix"`
+	MaxUncompactedBatches     int     `yaml:"max_uncompacted_batches" help:"capacity trigger that may bypass the interval"`
+	MaxSnapshotCaptureBytes   int64   `yaml:"max_snapshot_capture_bytes" help:"hard capture memory budget"`
+	SnapshotWorkDir           string  `yaml:"snapshot_work_dir" help:"temporary encoding directory (required in production)"`
+	SnapshotGCGraceMultiplier float64 `yaml:"snapshot_gc_grace_multiplier" help:"GC grace as a multiple of the snapshot interval"`
+	EnableSnapshotGC          bool    `yaml:"enable_snapshot_gc" help:"delete old and orphan snapshot objects"`
+	EnableOplogPruning        bool    `yaml:"enable_oplog_pruning" help:"advance the compaction floor and delete covered batches"`
+	SnapshotBootstrapMode     string  `yaml:"snapshot_bootstrap_mode" help:"pointer | legacy-import"`
+
+	ObjectStore                 string `yaml:"object_store" help:"snapshot store: s3 | local (empty: none)"`
+	S3Endpoint                  string `yaml:"s3_endpoint" help:"S3 endpoint URL"`
+	S3Bucket                    string `yaml:"s3_bucket" help:"bucket dedicated to snapshots"`
+	S3Prefix                    string `yaml:"s3_prefix" help:"key prefix dedicated to snapshots"`
+	S3Region                    string `yaml:"s3_region" help:"S3 region"`
+	S3CredentialsFile           string `yaml:"s3_credentials_file" help:"file with access_key_id and secret_access_key (YAML); else the env variables below"`
+	S3AccessKeyEnv              string `yaml:"s3_access_key_env" help:"environment variable holding the access key id"`
+	S3SecretKeyEnv              string `yaml:"s3_secret_key_env" help:"environment variable holding the secret access key"`
+	LocalStoreDir               string `yaml:"local_store_dir" help:"directory used as the snapshot store (tests, development, shared filesystems)"`
+	Environment                 string `yaml:"environment" help:"production | development"`
+	AllowLocalStoreInProduction bool   `yaml:"allow_local_store_in_production" help:"accept local_store_dir in production: it is an explicitly shared filesystem"`
+
+	LogLevel string `yaml:"log_level" help:"debug | info | warn | error"`
+}
+
+// DefaultConfig has the RFC defaults: snapshots, GC and pruning off.
+func DefaultConfig() Config {
+	return Config{
+		EtcdDialTimeoutMS:         5000,
+		EtcdRequestTimeout:        5000,
+		LeaderLeaseSeconds:        5,
+		EnableOplog:               true,
+		OplogPollIntervalMS:       100,
+		OplogBatchMaxEntries:      1024,
+		SnapshotIntervalSeconds:   300,
+		SnapshotMinAdvanceBatches: 1,
+		MaxSnapshotLagBatches:     1000,
+		MaxUncompactedBatches:     100_000,
+		MaxSnapshotCaptureBytes:   8 << 30,
+		SnapshotGCGraceMultiplier: 1.5,
+		SnapshotBootstrapMode:     "pointer",
+		S3Region:                  "us-east-1",
+		S3AccessKeyEnv:            "OPLOGHA_S3_ACCESS_KEY_ID",
+		S3SecretKeyEnv:            "OPLOGHA_S3_SECRET_ACCESS_KEY",
+		Environment:               "production",
+		LogLevel:                  "info",
+	}
+}
+
+// ErrUsage marks a command line that could not be parsed.
+var ErrUsage = errors.New("usage")
+
+// LoadConfig reads --config FILE (if given) over the defaults, then applies
+// the other flags over it. It does not validate; call Validate.
+func LoadConfig(args []string) (Config, error) {
+	cfg := DefaultConfig()
+	fs := flag.NewFlagSet("master", flag.ContinueOnError)
+	fs.SetOutput(new(bytes.Buffer))
+	file := fs.String("config", "", "YAML configuration file")
+	overrides := Config{}
+	bindFlags(fs, &overrides)
+	if err := fs.Parse(args); err != nil {
+		return cfg, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	if *file != "" {
+		data, err := os.ReadFile(*file)
+		if err != nil {
+			return cfg, fmt.Errorf("config: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return cfg, fmt.Errorf("config %s: %w", *file, err)
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	dst, src := reflect.ValueOf(&cfg).Elem(), reflect.ValueOf(&overrides).Elem()
+	for i := 0; i < dst.NumField(); i++ {
+		if set[yamlName(dst.Type().Field(i))] {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+	return cfg, nil
+}
+
+func yamlName(f reflect.StructField) string { return strings.Split(f.Tag.Get("yaml"), ",")[0] }
+
+// bindFlags registers one flag per Config field, named by its YAML key.
+func bindFlags(fs *flag.FlagSet, c *Config) {
+	v := reflect.ValueOf(c).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f, fv := v.Type().Field(i), v.Field(i)
+		name, help := yamlName(f), f.Tag.Get("help")
+		switch p := fv.Addr().Interface().(type) {
+		case *string:
+			fs.StringVar(p, name, "", help)
+		case *bool:
+			fs.BoolVar(p, name, false, help)
+		case *int:
+			fs.IntVar(p, name, 0, help)
+		case *int64:
+			fs.Int64Var(p, name, 0, help)
+		case *float64:
+			fs.Float64Var(p, name, 0, help)
+		case *[]string:
+			fs.Func(name, help+" (comma-separated)", func(s string) error {
+				*p = splitList(s)
+				return nil
+			})
+		default:
+			panic(fmt.Sprintf("config field %s: unsupported type %T", f.Name, p))
+		}
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// FlagHelp lists every key with its help, for --help.
+func FlagHelp() string {
+	var b strings.Builder
+	b.WriteString("usage: master --config FILE [--KEY VALUE …]\nkeys (YAML key = flag name):\n")
+	t := reflect.TypeOf(Config{})
+	def := reflect.ValueOf(DefaultConfig())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		fmt.Fprintf(&b, "  %-32s %s (default %v)\n", yamlName(f), f.Tag.Get("help"), def.Field(i).Interface())
+	}
+	return b.String()
+}
+
+// Validate returns one error per invalid setting or combination, each a
+// single line naming the keys involved.
+func (c Config) Validate() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if _, err := keyspace.New(c.ClusterID); err != nil {
+		bad("cluster_id: %v", err)
+	}
+	if c.Listen == "" {
+		bad("listen: required (host:port of the client API)")
+	}
+	if c.EnableStandbySnapshot && !c.EnableOplog {
+		bad("enable_standby_snapshot with enable_oplog=false is the legacy snapshot-only mode, which is removed: set enable_oplog: true so snapshots are published through the batch OpLog")
+	} else if !c.EnableOplog {
+		bad("enable_oplog: false is not supported: this master replicates only through the batch OpLog in etcd")
+	}
+	if len(c.EtcdEndpoints) == 0 {
+		bad("etcd_endpoints: required: the OpLog, election, pointers and floor live in etcd")
+	}
+	for _, ep := range c.EtcdEndpoints {
+		if !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {
+			bad("etcd_endpoints: %q: want an http:// or https:// URL", ep)
+		}
+	}
+	positive := map[string]int{
+		"etcd_dial_timeout_ms": c.EtcdDialTimeoutMS, "etcd_request_timeout_ms": c.EtcdRequestTimeout,
+		"leader_lease_seconds": c.LeaderLeaseSeconds, "oplog_poll_interval_ms": c.OplogPollIntervalMS,
+		"snapshot_interval_seconds": c.SnapshotIntervalSeconds, "max_snapshot_lag_batches": c.MaxSnapshotLagBatches,
+		"max_uncompacted_batches": c.MaxUncompactedBatches,
+	}
+	for _, k := range sortedKeys(positive) {
+		if positive[k] <= 0 {
+			bad("%s: must be > 0, got %d", k, positive[k])
+		}
+	}
+	if c.SnapshotMinAdvanceBatches < 1 {
+		bad("snapshot_min_advance_batches: must be >= 1 (a snapshot needs at least one new complete batch), got %d", c.SnapshotMinAdvanceBatches)
+	}
+	if c.OplogBatchMaxEntries < 1 || c.OplogBatchMaxEntries > 10_000 {
+		bad("oplog_batch_max_entries: must be 1..10000 (one batch is one etcd request), got %d", c.OplogBatchMaxEntries)
+	}
+	if c.MaxSnapshotCaptureBytes <= 0 {
+		bad("max_snapshot_capture_bytes: must be > 0, got %d", c.MaxSnapshotCaptureBytes)
+	}
+	if c.SnapshotGCGraceMultiplier < 1 {
+		bad("snapshot_gc_grace_multiplier: must be >= 1 (a grace shorter than one interval can delete a recent upload), got %g", c.SnapshotGCGraceMultiplier)
+	}
+	switch c.Environment {
+	case "production", "development":
+	default:
+		bad("environment: %q: want production or development", c.Environment)
+	}
+	switch c.SnapshotBootstrapMode {
+	case "pointer":
+	case "legacy-import":
+		bad("snapshot_bootstrap_mode: legacy-import is not available in this build yet")
+	default:
+		bad("snapshot_bootstrap_mode: %q: want pointer or legacy-import", c.SnapshotBootstrapMode)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level: %q: want debug, info, warn or error", c.LogLevel)
+	}
+	errs = append(errs, c.validateStore()...)
+	return errs
+}
+
+func (c Config) validateStore() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	needStore := map[string]bool{"enable_standby_snapshot": c.EnableStandbySnapshot, "enable_snapshot_gc": c.EnableSnapshotGC, "enable_oplog_pruning": c.EnableOplogPruning}
+	for _, k := range []string{"enable_standby_snapshot", "enable_snapshot_gc", "enable_oplog_pruning"} {
+		if needStore[k] && c.ObjectStore == "" {
+			bad("%s: requires a shared object store (object_store: s3, or local with local_store_dir)", k)
+		}
+		if needStore[k] && len(c.EtcdEndpoints) == 0 {
+			bad("%s: requires etcd (etcd_endpoints)", k)
+		}
+	}
+	if c.EnableSnapshotGC && !c.EnableStandbySnapshot {
+		bad("enable_snapshot_gc: requires enable_standby_snapshot (GC runs in the publication cycle under the maintenance lease)")
+	}
+	if c.EnableOplogPruning && !c.EnableStandbySnapshot {
+		bad("enable_oplog_pruning: requires enable_standby_snapshot (the floor only advances behind two published snapshots)")
+	}
+	if c.EnableStandbySnapshot && c.Environment == "production" && c.SnapshotWorkDir == "" {
+		bad("snapshot_work_dir: required in production when enable_standby_snapshot is on")
+	}
+	switch c.ObjectStore {
+	case "":
+		if c.S3Endpoint != "" || c.LocalStoreDir != "" {
+			bad("object_store: empty, but s3_endpoint or local_store_dir is set: say which store (s3 or local)")
+		}
+	case "s3":
+		if c.S3Endpoint == "" || c.S3Bucket == "" {
+			bad("object_store: s3 requires s3_endpoint and s3_bucket")
+		}
+		if c.S3Endpoint != "" && !strings.HasPrefix(c.S3Endpoint, "http://") && !strings.HasPrefix(c.S3Endpoint, "https://") {
+			bad("s3_endpoint: %q: want an http:// or https:// URL", c.S3Endpoint)
+		}
+		if c.LocalStoreDir != "" {
+			bad("local_store_dir: set while object_store is s3")
+		}
+	case "local":
+		if c.LocalStoreDir == "" {
+			bad("object_store: local requires local_store_dir")
+		}
+		if c.Environment == "production" && !c.AllowLocalStoreInProduction {
+			bad("object_store: local in production is a node-local directory, not an HA store; use s3, or set allow_local_store_in_production: true for an explicitly shared filesystem")
+		}
+	default:
+		bad("object_store: %q: want s3 or local", c.ObjectStore)
+	}
+	return errs
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Durations derived from the millisecond and second settings.
+func (c Config) pollInterval() time.Duration {
+	return time.Duration(c.OplogPollIntervalMS) * time.Millisecond
+}
+func (c Config) requestTimeout() time.Duration {
+	return time.Duration(c.EtcdRequestTimeout) * time.Millisecond
+}
+func (c Config) dialTimeout() time.Duration {
+	return time.Duration(c.EtcdDialTimeoutMS) * time.Millisecond
+}
+
+// advertise is the client API URL handed to clients of standbys.
+func (c Config) advertise() string {
+	if c.AdvertiseURL != "" {
+		return c.AdvertiseURL
+	}
+	return "http://" + c.Listen
+}
+
+func (c Config) nodeID() string {
+	if c.NodeID != "" {
+		return c.NodeID
+	}
+	return c.Listen
+}

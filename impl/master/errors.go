@@ -1,0 +1,70 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// Outcome of a client mutation, as the harness's history records it.
+const (
+	OutcomeOK      = "ok"
+	OutcomeFailed  = "failed"  // definitely not applied
+	OutcomeUnknown = "unknown" // may or may not be durable
+)
+
+type codeRule struct {
+	err     error
+	code    string
+	status  int
+	outcome string
+}
+
+// codeRules map errors to stable codes, in precedence order: a stopped
+// committer means the request was never staged, whatever ended the committer.
+var codeRules = []codeRule{
+	{errNotPrimary, "not_primary", http.StatusServiceUnavailable, OutcomeFailed},
+	{oplog.ErrCommitterStopped, "not_serving", http.StatusServiceUnavailable, OutcomeFailed},
+	{oplog.ErrUnknownOutcome, "commit_unknown", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrFenced, "fenced", http.StatusServiceUnavailable, OutcomeFailed},
+	{oplog.ErrPrefixMoved, "prefix_moved", http.StatusServiceUnavailable, OutcomeFailed},
+	{errNoCapacity, "no_capacity", http.StatusInsufficientStorage, OutcomeFailed},
+	{state.ErrObjectExists, "object_exists", http.StatusConflict, OutcomeFailed},
+	{state.ErrObjectNotFound, "object_not_found", http.StatusNotFound, OutcomeFailed},
+	{state.ErrSegmentExists, "segment_exists", http.StatusConflict, OutcomeFailed},
+	{state.ErrSegmentNotFound, "segment_not_found", http.StatusNotFound, OutcomeFailed},
+	{state.ErrSegmentMismatch, "segment_mismatch", http.StatusUnprocessableEntity, OutcomeFailed},
+	{state.ErrMalformed, "malformed", http.StatusBadRequest, OutcomeFailed},
+	{state.ErrUnknownOp, "unknown_op", http.StatusBadRequest, OutcomeFailed},
+	{state.ErrDiscontinuous, "discontinuous", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrGap, "oplog_gap", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrRegression, "oplog_regression", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrNoDurablePrefix, "no_durable_prefix", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrChecksum, "bad_checksum", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrNonCanonical, "non_canonical", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrVersion, "bad_version", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrKeyMismatch, "key_mismatch", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrMalformed, "malformed_record", http.StatusInternalServerError, OutcomeUnknown},
+	{context.DeadlineExceeded, "timeout", http.StatusServiceUnavailable, OutcomeFailed},
+	{context.Canceled, "canceled", http.StatusServiceUnavailable, OutcomeFailed},
+}
+
+func classify(err error) codeRule {
+	for _, r := range codeRules {
+		if errors.Is(err, r.err) {
+			return r
+		}
+	}
+	return codeRule{code: "internal", status: http.StatusInternalServerError, outcome: OutcomeUnknown}
+}
+
+// errorCode is the stable code logged and counted for err.
+func errorCode(err error) string {
+	if err == nil {
+		return "none"
+	}
+	return classify(err).code
+}

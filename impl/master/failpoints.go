@@ -1,0 +1,50 @@
+package master
+
+import (
+	gofail "go.etcd.io/gofail/runtime"
+)
+
+// Failpoints are the master's named crash windows, registered with the gofail
+// runtime: enable them with GOFAIL_FAILPOINTS="name=term;…" at start or over
+// GOFAIL_HTTP at run time (PUT /name with a term such as `1*panic`,
+// `sleep(2000)`, `return(true)`). Every failpoint of the process is in this
+// list, with where it fires.
+var Failpoints = []FailpointInfo{
+	{fpPrimaryBeforeAppend, "primaryBeforeAppend", "primary: batch built, append transaction not yet sent"},
+	{fpPrimaryAfterAppend, "primaryAfterAppend", "primary: batch durable in etcd, not yet applied locally nor acknowledged"},
+	{fpPrimaryAfterCommit, "primaryAfterCommit", "primary: batch applied locally, acknowledgements about to go out"},
+	{fpStandbyBeforeApply, "standbyBeforeApply", "standby: batch read and validated, not yet applied"},
+	{fpStandbyAfterApply, "standbyAfterApply", "standby: batch applied, cursor advanced"},
+	{fpPromoteAfterElected, "promoteAfterElected", "promotion: election won, producer view not yet claimed"},
+	{fpPromoteAfterClaim, "promoteAfterClaim", "promotion: higher producer view claimed, state not yet complete to the durable prefix"},
+	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
+}
+
+// FailpointInfo names one failpoint.
+type FailpointInfo struct {
+	fp          *gofail.Failpoint
+	Name, Where string
+}
+
+var (
+	fpPrimaryBeforeAppend = gofail.NewFailpoint("primaryBeforeAppend")
+	fpPrimaryAfterAppend  = gofail.NewFailpoint("primaryAfterAppend")
+	fpPrimaryAfterCommit  = gofail.NewFailpoint("primaryAfterCommit")
+	fpStandbyBeforeApply  = gofail.NewFailpoint("standbyBeforeApply")
+	fpStandbyAfterApply   = gofail.NewFailpoint("standbyAfterApply")
+	fpPromoteAfterElected = gofail.NewFailpoint("promoteAfterElected")
+	fpPromoteAfterClaim   = gofail.NewFailpoint("promoteAfterClaim")
+	fpPromoteBeforeServe  = gofail.NewFailpoint("promoteBeforeServe")
+)
+
+// hit evaluates a failpoint: a panic or sleep term acts here; a return term's
+// value is reported as true. It must run on a goroutine of the master's own
+// (never inside an HTTP handler, whose panics net/http would recover).
+func hit(fp *gofail.Failpoint) bool {
+	v, err := fp.Acquire()
+	if err != nil {
+		return false
+	}
+	b, ok := v.(bool)
+	return !ok || b
+}

@@ -1,0 +1,250 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// Role is where a master stands.
+type Role string
+
+// Roles. A failed master could not bootstrap: it serves nothing and never
+// campaigns until its bootstrap succeeds.
+const (
+	RoleStarting  Role = "starting"
+	RoleStandby   Role = "standby"
+	RolePromoting Role = "promoting"
+	RolePrimary   Role = "primary"
+	RoleFailed    Role = "failed"
+)
+
+// BootstrapInfo is how the local state was first built.
+type BootstrapInfo struct {
+	Source   string        `json:"source"` // latest | fallback | oplog | empty
+	Duration time.Duration `json:"-"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// Master is one master process.
+type Master struct {
+	cfg Config
+	log *slog.Logger
+	ks  keyspace.Keyspace
+	cli *clientv3.Client
+	m   *metrics
+
+	mu sync.RWMutex // guards st; Begin/Capture take it exclusively
+	st *state.State
+
+	alloc allocator
+
+	roleMu    sync.Mutex
+	role      Role
+	roleGen   uint64
+	serving   bool
+	view      uint64
+	leaderURL string
+	committer *oplog.GroupCommitter
+	boot      BootstrapInfo
+	durable   oplog.DurablePrefix
+	applyErr  string
+
+	listener net.Listener
+}
+
+// New validates cfg and prepares a master; Run starts it.
+func New(cfg Config, log *slog.Logger) (*Master, error) {
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, &ConfigError{Errs: errs}
+	}
+	ks, _ := keyspace.New(cfg.ClusterID)
+	m := &Master{cfg: cfg, ks: ks, m: newMetrics(), st: state.New(), role: RoleStarting,
+		log: log.With("node", cfg.nodeID(), "cluster", cfg.ClusterID)}
+	m.m.setRole(RoleStarting)
+	return m, nil
+}
+
+// ConfigError holds every validation failure, one per line.
+type ConfigError struct{ Errs []error }
+
+func (e *ConfigError) Error() string { return errors.Join(e.Errs...).Error() }
+
+// Addr is the client API's bound address (after Run has started listening).
+func (m *Master) Addr() string {
+	if m.listener == nil {
+		return ""
+	}
+	return m.listener.Addr().String()
+}
+
+// Run serves until ctx ends: client API first (healthz reports progress),
+// then bootstrap, then alternating standby and primary terms.
+func (m *Master) Run(ctx context.Context) error {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: m.cfg.EtcdEndpoints, DialTimeout: m.cfg.dialTimeout(), Logger: zap.NewNop()})
+	if err != nil {
+		return fmt.Errorf("etcd client: %w", err)
+	}
+	defer cli.Close()
+	m.cli = cli
+	ln, err := net.Listen("tcp", m.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", m.cfg.Listen, err)
+	}
+	m.listener = ln
+	srv := &http.Server{Handler: m.routes(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.log.Error("client API stopped", "code", "api_failed", "err", err)
+		}
+	}()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	m.log.Info("started", "phase", "start", "listen", ln.Addr().String(), "advertise", m.cfg.advertise(), "etcd", m.cfg.EtcdEndpoints)
+
+	if err := m.bootstrapUntilDone(ctx); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		term, err := m.standbyTerm(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			m.log.Warn("standby term ended", "phase", "campaign", "code", "campaign_failed", "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		m.primaryTerm(ctx, term)
+	}
+	m.log.Info("stopped", "phase", "stop")
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// setRole moves to r and bumps the role generation: a capture overlapping a
+// transition is invalid.
+func (m *Master) setRole(r Role) {
+	m.roleMu.Lock()
+	m.role = r
+	m.roleGen++
+	gen := m.roleGen
+	m.roleMu.Unlock()
+	m.m.setRole(r)
+	m.m.roleGeneration.Set(float64(gen))
+}
+
+// RoleGeneration is the local, non-persisted role generation, for the
+// snapshot worker's capture rule.
+func (m *Master) RoleGeneration() (Role, uint64) {
+	m.roleMu.Lock()
+	defer m.roleMu.Unlock()
+	return m.role, m.roleGen
+}
+
+// bootstrapUntilDone builds the local state from etcd. Until it succeeds the
+// master is failed: non-serving and non-promotable; it retries so a repaired
+// cluster is picked up without a restart.
+func (m *Master) bootstrapUntilDone(ctx context.Context) error {
+	for {
+		info, err := m.bootstrap(ctx)
+		m.roleMu.Lock()
+		m.boot = info
+		m.roleMu.Unlock()
+		if err == nil {
+			m.setRole(RoleStandby)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		m.m.bootstrapFailures.Inc()
+		if r, _ := m.RoleGeneration(); r != RoleFailed {
+			m.setRole(RoleFailed)
+		}
+		m.log.Error("bootstrap failed closed", "phase", "bootstrap", "code", errorCode(err), "err", err)
+		sleep(ctx, 2*time.Second)
+	}
+}
+
+// bootstrap reads the complete OpLog into a temporary state and installs it
+// only when all of it is valid. (Pointer snapshots arrive with publication.)
+func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
+	start := time.Now()
+	tmp := state.New()
+	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
+	head, err := r.ReadAll(ctx, tmp.Apply)
+	if err != nil {
+		return BootstrapInfo{Error: err.Error()}, err
+	}
+	info := BootstrapInfo{Source: "oplog", Duration: time.Since(start)}
+	if head.Prefix.BatchID == 0 {
+		info.Source = "empty"
+	}
+	m.mu.Lock()
+	m.st = tmp
+	m.mu.Unlock()
+	m.noteDurable(head.Prefix)
+	m.noteApplied(tmp.Cursor())
+	for _, s := range []string{"latest", "fallback", "oplog", "empty"} {
+		v := 0.0
+		if s == info.Source {
+			v = 1
+		}
+		m.m.bootstrapSource.WithLabelValues(s).Set(v)
+	}
+	m.m.bootstrapSeconds.Set(info.Duration.Seconds())
+	m.log.Info("bootstrapped", "phase", "bootstrap", "source", info.Source, "cursor", tmp.Cursor().String(), "duration_ms", info.Duration.Milliseconds())
+	return info, nil
+}
+
+func (m *Master) noteApplied(c state.Cursor) {
+	m.m.appliedBatch.Set(float64(c.BatchID))
+	m.m.appliedSeq.Set(float64(c.Seq))
+}
+
+func (m *Master) noteDurable(p oplog.DurablePrefix) {
+	m.roleMu.Lock()
+	if p.BatchID > m.durable.BatchID {
+		m.durable = p
+	}
+	m.roleMu.Unlock()
+	m.m.durablePrefix.Set(float64(p.BatchID))
+}
+
+// cursor is the applied cursor.
+func (m *Master) cursor() state.Cursor {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.st.Cursor()
+}
+
+// capture is an O(1) immutable view of the state.
+func (m *Master) capture() *state.Capture {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.Capture()
+}

@@ -1,0 +1,73 @@
+package master
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the master's Prometheus series (DESIGN §6 names, prefix oplogha_).
+type metrics struct {
+	reg *prometheus.Registry
+
+	role              *prometheus.GaugeVec
+	roleGeneration    prometheus.Gauge
+	serving           prometheus.Gauge
+	appliedBatch      prometheus.Gauge
+	appliedSeq        prometheus.Gauge
+	durablePrefix     prometheus.Gauge
+	producerView      prometheus.Gauge
+	promotions        prometheus.Counter
+	promotionSeconds  prometheus.Gauge
+	demotions         *prometheus.CounterVec
+	batchesCommitted  prometheus.Counter
+	entriesCommitted  prometheus.Counter
+	commitFailures    *prometheus.CounterVec
+	batchesApplied    prometheus.Counter
+	applyFailures     *prometheus.CounterVec
+	bootstrapSource   *prometheus.GaugeVec
+	bootstrapSeconds  prometheus.Gauge
+	bootstrapFailures prometheus.Counter
+	requests          *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	m := &metrics{reg: reg}
+	m.role = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_role", Help: "1 for the role this node is in (standby, promoting, primary, failed)"}, []string{"role"})
+	m.roleGeneration = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_role_generation", Help: "local, non-persisted role generation; changes on every role transition"})
+	m.serving = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_serving", Help: "1 while this node serves client mutations"})
+	m.appliedBatch = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_applied_batch_id", Help: "last complete batch applied to local state"})
+	m.appliedSeq = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_applied_seq", Help: "last sequence id applied to local state"})
+	m.durablePrefix = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_durable_prefix_batch_id", Help: "durable prefix batch id as last read or written"})
+	m.producerView = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_producer_view", Help: "producer view this node writes under (primary) or last saw"})
+	m.promotions = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_promotions_total", Help: "promotions to primary"})
+	m.promotionSeconds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_promotion_duration_seconds", Help: "election win to serving, last promotion"})
+	m.demotions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_demotions_total", Help: "primary terms ended, by reason"}, []string{"reason"})
+	m.batchesCommitted = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_batches_committed_total", Help: "batches this node appended as primary"})
+	m.entriesCommitted = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_entries_committed_total", Help: "entries this node appended as primary"})
+	m.commitFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_commit_failures_total", Help: "failed client mutations, by stable error code"}, []string{"code"})
+	m.batchesApplied = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_batches_applied_total", Help: "batches applied from the OpLog as standby"})
+	m.applyFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_apply_failures_total", Help: "OpLog reads or applies that failed, by code"}, []string{"code"})
+	m.bootstrapSource = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_bootstrap_source", Help: "1 for the source the last bootstrap used (latest, fallback, oplog, empty)"}, []string{"source"})
+	m.bootstrapSeconds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_bootstrap_duration_seconds", Help: "duration of the last bootstrap"})
+	m.bootstrapFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_bootstrap_failures_total", Help: "bootstrap attempts that failed closed"})
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_client_requests_total", Help: "client API requests by op and outcome (ok, failed, unknown)"}, []string{"op", "outcome"})
+	for _, c := range []prometheus.Collector{m.role, m.roleGeneration, m.serving, m.appliedBatch, m.appliedSeq, m.durablePrefix, m.producerView,
+		m.promotions, m.promotionSeconds, m.demotions, m.batchesCommitted, m.entriesCommitted, m.commitFailures, m.batchesApplied,
+		m.applyFailures, m.bootstrapSource, m.bootstrapSeconds, m.bootstrapFailures, m.requests} {
+		f(c)
+	}
+	return m
+}
+
+func (m *metrics) setRole(r Role) {
+	for _, x := range []Role{RoleStarting, RoleStandby, RolePromoting, RolePrimary, RoleFailed} {
+		v := 0.0
+		if x == r {
+			v = 1
+		}
+		m.role.WithLabelValues(string(x)).Set(v)
+	}
+}

@@ -1,0 +1,140 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// primaryTerm promotes this node and serves until the term ends: the
+// election lease is lost, the writer is fenced or meets an unknown outcome,
+// or ctx ends. Promotion claims a higher producer view first (fencing any
+// older primary), then completes the state to the durable prefix, and only
+// then serves. It never waits for snapshot or object-store work.
+func (m *Master) primaryTerm(ctx context.Context, t *term) {
+	defer t.sess.Close()
+	m.setRole(RolePromoting)
+	m.log.Info("elected", "phase", "promote", "cursor", m.cursor().String())
+	hit(fpPromoteAfterElected)
+
+	committer, view, err := m.promote(ctx)
+	if err != nil {
+		m.log.Error("promotion failed", "phase", "promote", "code", errorCode(err), "err", err)
+		m.endTerm(t, "promotion_failed")
+		return
+	}
+	hit(fpPromoteBeforeServe)
+	m.roleMu.Lock()
+	m.committer, m.view, m.serving, m.leaderURL = committer, view, true, m.cfg.advertise()
+	m.roleMu.Unlock()
+	m.setRole(RolePrimary)
+	m.m.serving.Set(1)
+	m.m.promotions.Inc()
+	m.m.promotionSeconds.Set(time.Since(t.won).Seconds())
+	m.log.Info("serving", "phase", "promote", "producer_view", view, "cursor", m.cursor().String(), "promotion_ms", time.Since(t.won).Milliseconds())
+
+	reason := "shutdown"
+	select {
+	case <-t.sess.Done():
+		reason = "lease_lost"
+	case <-committer.Done():
+		reason = errorCode(committer.Err())
+	case <-ctx.Done():
+	}
+	m.endTerm(t, reason)
+}
+
+func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, error) {
+	view, err := oplog.ClaimProducerView(ctx, m.cli, m.ks)
+	if err != nil {
+		return nil, 0, fmt.Errorf("claim producer view: %w", err)
+	}
+	m.m.producerView.Set(float64(view))
+	m.log.Info("claimed producer view", "phase", "promote", "producer_view", view)
+	hit(fpPromoteAfterClaim)
+	// No writer below our view can append any more: catch up to the final prefix.
+	if err := m.applyOnce(ctx, &oplog.Reader{KV: m.cli, Keyspace: m.ks}); err != nil {
+		return nil, 0, fmt.Errorf("complete state to the durable prefix: %w", err)
+	}
+	w, err := oplog.NewWriter(ctx, m.cli, m.ks, view)
+	if err != nil {
+		return nil, 0, err
+	}
+	w.RequestTimeout = m.cfg.requestTimeout()
+	if cur := m.cursor(); w.Prefix().Cursor() != cur {
+		return nil, 0, fmt.Errorf("%w: state at %s, durable prefix at batch %d seq %d", oplog.ErrPrefixMoved, cur, w.Prefix().BatchID, w.Prefix().LastSeq)
+	}
+	m.alloc.rebuild(m.capture())
+	c := oplog.NewGroupCommitter(w, m.newTx, m.cfg.OplogBatchMaxEntries, oplog.Hooks{
+		BeforeAppend: func(int) { hit(fpPrimaryBeforeAppend) },
+		AfterAppend:  func(state.Batch) { hit(fpPrimaryAfterAppend) },
+		AfterCommit: func(b state.Batch) {
+			m.m.batchesCommitted.Inc()
+			m.m.entriesCommitted.Add(float64(len(b.Entries)))
+			m.noteApplied(b.Cursor())
+			m.noteDurable(oplog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq})
+			hit(fpPrimaryAfterCommit)
+		},
+	})
+	return c, view, nil
+}
+
+// endTerm stops serving, resigns and returns to standby.
+func (m *Master) endTerm(t *term, reason string) {
+	m.roleMu.Lock()
+	c := m.committer
+	m.committer, m.serving = nil, false
+	m.roleMu.Unlock()
+	m.m.serving.Set(0)
+	if c != nil {
+		c.Close()
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = t.elec.Resign(rctx)
+	cancel()
+	m.setRole(RoleStandby)
+	m.m.demotions.WithLabelValues(reason).Inc()
+	m.log.Warn("primary term ended", "phase", "demote", "code", reason, "cursor", m.cursor().String())
+}
+
+// masterTx stages client entries on a private copy of the state.
+type masterTx struct {
+	m  *Master
+	tx *state.Tx
+}
+
+func (m *Master) newTx() oplog.Tx {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &masterTx{m: m, tx: m.st.Begin()}
+}
+
+func (x *masterTx) Stage(e state.Entry) error { return x.tx.Stage(e) }
+
+func (x *masterTx) Commit(b state.Batch) error {
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	return x.m.st.Commit(x.tx, b)
+}
+
+// submit hands one mutation to the group committer of the current term.
+func (m *Master) submit(ctx context.Context, e state.Entry) (oplog.Committed, error) {
+	m.roleMu.Lock()
+	c, serving := m.committer, m.serving
+	m.roleMu.Unlock()
+	if !serving || c == nil {
+		return oplog.Committed{}, errNotPrimary
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*m.cfg.requestTimeout()+10*time.Second)
+	defer cancel()
+	return c.Submit(ctx, e)
+}
+
+var (
+	errNotPrimary = errors.New("not the primary")
+	errNoCapacity = errors.New("no mounted segment has room")
+)

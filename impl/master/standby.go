@@ -1,0 +1,131 @@
+package master
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// term is an election won: the session whose lease holds the leader key.
+type term struct {
+	sess *concurrency.Session
+	elec *concurrency.Election
+	won  time.Time
+}
+
+// standbyTerm applies the OpLog while campaigning, and returns once this node
+// has won the election (the apply loop stopped, state at its last batch).
+func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
+	sess, err := concurrency.NewSession(m.cli, concurrency.WithTTL(m.cfg.LeaderLeaseSeconds), concurrency.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("election session: %w", err)
+	}
+	elec := concurrency.NewElection(sess, m.ks.Leader())
+	// The campaign ends with the session: a lost lease starts a new term.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sess.Done():
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	go m.observeLeader(cctx, elec)
+	applyDone := make(chan struct{})
+	go func() {
+		defer close(applyDone)
+		m.applyLoop(cctx)
+	}()
+	err = elec.Campaign(cctx, m.cfg.advertise())
+	cancel()
+	<-applyDone
+	if err == nil {
+		err = m.checkLeadership(ctx, sess, elec)
+	}
+	if err != nil {
+		sess.Close()
+		return nil, err
+	}
+	return &term{sess: sess, elec: elec, won: time.Now()}, nil
+}
+
+// checkLeadership confirms the session is alive and still holds its key:
+// Campaign does not check that after waiting.
+func (m *Master) checkLeadership(ctx context.Context, sess *concurrency.Session, elec *concurrency.Election) error {
+	select {
+	case <-sess.Done():
+		return fmt.Errorf("election session expired while campaigning")
+	default:
+	}
+	resp, err := m.cli.Get(ctx, elec.Key())
+	if err != nil {
+		return fmt.Errorf("confirm leadership: %w", err)
+	}
+	if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != elec.Rev() {
+		return fmt.Errorf("leader key %s vanished", elec.Key())
+	}
+	return nil
+}
+
+func (m *Master) observeLeader(ctx context.Context, elec *concurrency.Election) {
+	for resp := range elec.Observe(ctx) {
+		if len(resp.Kvs) > 0 {
+			m.roleMu.Lock()
+			m.leaderURL = string(resp.Kvs[0].Value)
+			m.roleMu.Unlock()
+		}
+	}
+}
+
+// applyLoop polls the OpLog and applies complete batches until ctx ends.
+func (m *Master) applyLoop(ctx context.Context) {
+	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
+	t := time.NewTicker(m.cfg.pollInterval())
+	defer t.Stop()
+	for {
+		if err := m.applyOnce(ctx, r); err != nil && ctx.Err() == nil {
+			code := errorCode(err)
+			m.m.applyFailures.WithLabelValues(code).Inc()
+			m.roleMu.Lock()
+			m.applyErr = err.Error()
+			m.roleMu.Unlock()
+			m.log.Warn("apply failed", "phase", "apply", "code", code, "cursor", m.cursor().String(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// applyOnce applies every batch from the cursor to the durable prefix.
+func (m *Master) applyOnce(ctx context.Context, r *oplog.Reader) error {
+	head, err := r.Scan(ctx, m.cursor(), func(b state.Batch) error {
+		hit(fpStandbyBeforeApply)
+		m.mu.Lock()
+		err := m.st.Apply(b)
+		m.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+		m.m.batchesApplied.Inc()
+		m.noteApplied(b.Cursor())
+		hit(fpStandbyAfterApply)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	m.noteDurable(head.Prefix)
+	m.roleMu.Lock()
+	m.applyErr = ""
+	m.roleMu.Unlock()
+	return nil
+}
