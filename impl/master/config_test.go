@@ -57,10 +57,16 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 		{"publication without store", func(c *Config) { c.EnableStandbySnapshot = true; c.SnapshotWorkDir = "/w" }, "enable_standby_snapshot: requires a shared object store"},
 		{"publication without etcd", func(c *Config) { *c = withSnapshots(*c); c.EtcdEndpoints = nil }, "enable_standby_snapshot: requires etcd"},
 		{"gc without store", func(c *Config) { c.EnableSnapshotGC = true }, "enable_snapshot_gc: requires a shared object store"},
-		{"gc without publication", func(c *Config) { c.EnableSnapshotGC = true; c.ObjectStore, c.S3Endpoint, c.S3Bucket = "s3", "http://x", "b" }, "enable_snapshot_gc: requires enable_standby_snapshot"},
+		{"gc without publication", func(c *Config) {
+			c.EnableSnapshotGC = true
+			c.ObjectStore, c.S3Endpoint, c.S3Bucket = "s3", "http://x", "b"
+		}, "enable_snapshot_gc: requires enable_standby_snapshot"},
 		{"pruning without store", func(c *Config) { c.EnableOplogPruning = true }, "enable_oplog_pruning: requires a shared object store"},
 		{"pruning without etcd", func(c *Config) { *c = withSnapshots(*c); c.EnableOplogPruning = true; c.EtcdEndpoints = nil }, "enable_oplog_pruning: requires etcd"},
-		{"pruning without publication", func(c *Config) { c.EnableOplogPruning = true; c.ObjectStore, c.S3Endpoint, c.S3Bucket = "s3", "http://x", "b" }, "enable_oplog_pruning: requires enable_standby_snapshot"},
+		{"pruning without publication", func(c *Config) {
+			c.EnableOplogPruning = true
+			c.ObjectStore, c.S3Endpoint, c.S3Bucket = "s3", "http://x", "b"
+		}, "enable_oplog_pruning: requires enable_standby_snapshot"},
 		{"node-local dir in production", func(c *Config) {
 			*c = withSnapshots(*c)
 			c.ObjectStore, c.S3Endpoint, c.S3Bucket, c.LocalStoreDir = "local", "", "", "/data/snap"
@@ -68,7 +74,9 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 		{"local without dir", func(c *Config) { c.ObjectStore = "local"; c.Environment = "development" }, "object_store: local requires local_store_dir"},
 		{"s3 without bucket", func(c *Config) { c.ObjectStore, c.S3Endpoint = "s3", "http://x" }, "object_store: s3 requires s3_endpoint and s3_bucket"},
 		{"s3 endpoint not a URL", func(c *Config) { c.ObjectStore, c.S3Endpoint, c.S3Bucket = "s3", "x:9000", "b" }, "s3_endpoint:"},
-		{"both stores", func(c *Config) { c.ObjectStore, c.S3Endpoint, c.S3Bucket, c.LocalStoreDir = "s3", "http://x", "b", "/d" }, "local_store_dir: set while object_store is s3"},
+		{"both stores", func(c *Config) {
+			c.ObjectStore, c.S3Endpoint, c.S3Bucket, c.LocalStoreDir = "s3", "http://x", "b", "/d"
+		}, "local_store_dir: set while object_store is s3"},
 		{"store settings without a store", func(c *Config) { c.S3Endpoint = "http://x" }, "say which store"},
 		{"unknown store", func(c *Config) { c.ObjectStore = "gcs" }, `object_store: "gcs"`},
 		{"no work dir in production", func(c *Config) { *c = withSnapshots(*c); c.SnapshotWorkDir = "" }, "snapshot_work_dir: required in production"},
