@@ -1,9 +1,19 @@
 // Command chaos runs oplogha's chaos and end-to-end scenarios and works with
-// their artifact bundles. Subcommands: tools, demo (more arrive with the harness).
+// their artifact bundles:
+//
+//	chaos run FILE…        run scenarios (--seed, --out, --parallel, --keep)
+//	chaos list [DIR]       list scenarios with tier and what they cover
+//	chaos replay BUNDLE    run a bundle's scenario again with its seed
+//	chaos audit BUNDLE…    re-run the audits offline and compare with the recorded verdicts
+//	chaos gate BUNDLE…     exit non-zero unless every audit of every bundle passed
+//	chaos report BUNDLE    regenerate summary.md and report.html
+//	chaos up               start a dev cluster and keep it until Ctrl-C
+//	chaos tools            build (or find) the pinned tool binaries
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,8 +27,14 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"tools", "tools [--path NAME]  build (or find) the pinned tool binaries in the cache", cmdTools},
-		{"demo", "demo [--members N]  start a real etcd cluster, kill its leader, show re-election, stop", cmdDemo},
+		{"run", "run FILE… [--seed N] [--out DIR] [--parallel N] [--keep]   run scenarios, one bundle each", cmdRun},
+		{"list", "list [DIR]                                               scenarios with tier and coverage", cmdList},
+		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps", cmdReplay},
+		{"audit", "audit BUNDLE…                                            re-run the audits offline", cmdAudit},
+		{"gate", "gate BUNDLE…                                             fail unless every audit of every bundle passed", cmdGate},
+		{"report", "report BUNDLE                                            regenerate summary.md and report.html", cmdReport},
+		{"up", "up [--etcd N] [--masters N]                              a dev cluster until Ctrl-C", cmdUp},
+		{"tools", "tools [--path NAME]                                      build the pinned tool binaries", cmdTools},
 	}
 }
 
@@ -29,17 +45,25 @@ func usage() {
 	}
 }
 
+// errFailed is returned by commands whose verdict is a failure already printed.
+var errFailed = errors.New("failed")
+
 func main() {
-	if len(os.Args) < 2 {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
 		usage()
-		os.Exit(2)
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	for _, c := range commands() {
 		if c.name == os.Args[1] {
 			if err := c.run(ctx, os.Args[2:]); err != nil {
-				fmt.Fprintln(os.Stderr, "chaos "+c.name+": "+err.Error())
+				if !errors.Is(err, errFailed) {
+					fmt.Fprintln(os.Stderr, "chaos "+c.name+": "+err.Error())
+				}
 				os.Exit(1)
 			}
 			return

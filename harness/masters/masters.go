@@ -29,12 +29,19 @@ type Options struct {
 	Count         int            // default 3
 	Config        map[string]any // extra config keys for every node
 	Failpoints    string         // GOFAIL_FAILPOINTS for every node at start
+	// AdvertiseFor, when set, gives the client URL node i advertises (and
+	// clients use) for its listen address, e.g. a toxiproxy link in front of it.
+	AdvertiseFor func(i int, listen string) (string, error)
+	// EtcdFor, when set, gives node i its own etcd endpoints (its links to
+	// each member) instead of EtcdEndpoints.
+	EtcdFor func(i int) ([]string, error)
 }
 
 // Node is one master.
 type Node struct {
 	Name          string
-	URL           string // client API
+	URL           string // client API as clients reach it (through its link when proxied)
+	DirectURL     string // client API itself, for the harness's observations
 	FailpointAddr string // gofail HTTP endpoint host:port
 	ConfigPath    string
 	Log           string
@@ -59,14 +66,27 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 	}
 	s := &Set{opts: opts, group: group, Client: client.New(10 * time.Second)}
 	for i := 0; i < opts.Count; i++ {
-		n := &Node{Name: fmt.Sprintf("master-%d", i), URL: "http://" + ports.Addr(ps[2*i]), FailpointAddr: ports.Addr(ps[2*i+1])}
+		listen := ports.Addr(ps[2*i])
+		n := &Node{Name: fmt.Sprintf("master-%d", i), URL: "http://" + listen, DirectURL: "http://" + listen, FailpointAddr: ports.Addr(ps[2*i+1])}
 		n.ConfigPath = filepath.Join(opts.Dir, n.Name+".yaml")
 		n.Log = filepath.Join(opts.Dir, n.Name+".log")
+		if opts.AdvertiseFor != nil {
+			if n.URL, err = opts.AdvertiseFor(i, listen); err != nil {
+				return nil, err
+			}
+		}
+		endpoints := opts.EtcdEndpoints
+		if opts.EtcdFor != nil {
+			if endpoints, err = opts.EtcdFor(i); err != nil {
+				return nil, err
+			}
+		}
 		cfg := map[string]any{
 			"cluster_id":     opts.ClusterID,
 			"node_id":        n.Name,
-			"listen":         ports.Addr(ps[2*i]),
-			"etcd_endpoints": opts.EtcdEndpoints,
+			"listen":         listen,
+			"advertise_url":  n.URL,
+			"etcd_endpoints": endpoints,
 			"environment":    "development",
 		}
 		for k, v := range opts.Config {
@@ -110,7 +130,7 @@ func (s *Set) Health(ctx context.Context) []client.Health {
 	out := make([]client.Health, len(s.Nodes))
 	for i, n := range s.Nodes {
 		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		h, err := s.Client.Health(hctx, n.URL)
+		h, err := s.Client.Health(hctx, n.DirectURL)
 		cancel()
 		if err != nil {
 			h = client.Health{NodeID: n.Name, Role: "down", ApplyError: err.Error()}

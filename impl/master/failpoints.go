@@ -18,6 +18,8 @@ var Failpoints = []FailpointInfo{
 	{fpPromoteAfterElected, "promoteAfterElected", "promotion: election won, producer view not yet claimed"},
 	{fpPromoteAfterClaim, "promoteAfterClaim", "promotion: higher producer view claimed, state not yet complete to the durable prefix"},
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
+	// Sabotage: a deliberately broken master, to prove the audits can fail.
+	{fpBrokenAckWithoutAppend, "brokenAckWithoutAppend", "SABOTAGE (tests only): with return(true) the primary acknowledges a batch without making it durable"},
 }
 
 // FailpointInfo names one failpoint.
@@ -35,6 +37,8 @@ var (
 	fpPromoteAfterElected = gofail.NewFailpoint("promoteAfterElected")
 	fpPromoteAfterClaim   = gofail.NewFailpoint("promoteAfterClaim")
 	fpPromoteBeforeServe  = gofail.NewFailpoint("promoteBeforeServe")
+
+	fpBrokenAckWithoutAppend = gofail.NewFailpoint("brokenAckWithoutAppend")
 )
 
 // hit evaluates a failpoint: a panic or sleep term acts here; a return term's

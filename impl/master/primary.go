@@ -79,6 +79,7 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 			m.noteDurable(oplog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq})
 			hit(fpPrimaryAfterCommit)
 		},
+		SabotageAckWithoutAppend: func() bool { return hit(fpBrokenAckWithoutAppend) },
 	})
 	return c, view, nil
 }

@@ -44,6 +44,11 @@ type Hooks struct {
 	BeforeAppend func(entries int)   // batch built, append not yet sent
 	AfterAppend  func(b state.Batch) // batch durable, not yet applied locally nor acknowledged
 	AfterCommit  func(b state.Batch) // applied locally, acknowledgements about to go out
+	// SabotageAckWithoutAppend, when it returns true, acknowledges the batch
+	// without writing it anywhere: a deliberately broken build, for proving
+	// that the harness's audits catch a lost acknowledged write. The master
+	// wires it only to a test-only failpoint.
+	SabotageAckWithoutAppend func() bool
 }
 
 // GroupCommitter batches entries from concurrent callers, up to MaxEntries a
@@ -172,6 +177,13 @@ func (g *GroupCommitter) loop() {
 		}
 		if g.hooks.BeforeAppend != nil {
 			g.hooks.BeforeAppend(len(entries))
+		}
+		if g.hooks.SabotageAckWithoutAppend != nil && g.hooks.SabotageAckWithoutAppend() {
+			p := g.w.Prefix()
+			for i, r := range batch {
+				r.done <- result{c: Committed{BatchID: p.BatchID + 1, Seq: p.LastSeq + 1 + uint64(i)}}
+			}
+			continue
 		}
 		b, err := g.w.Append(context.Background(), entries)
 		if err == nil {

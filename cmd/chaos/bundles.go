@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/bundle"
+)
+
+// cmdAudit re-runs every audit over a bundle's contents and compares the
+// verdicts with those recorded at run time.
+func cmdAudit(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("audit takes bundles")
+	}
+	failed := false
+	for _, path := range args {
+		b, err := bundle.Open(path)
+		if err != nil {
+			return err
+		}
+		recorded := b.Results
+		results := audit.Run(&b.Input)
+		fmt.Printf("%s (%s seed %d)\n", path, b.Meta.Scenario, b.Meta.Seed)
+		for i, r := range results {
+			mark := "ok  "
+			if !r.Pass {
+				mark, failed = "FAIL", true
+			}
+			same := ""
+			if i < len(recorded) && recorded[i].Name == r.Name {
+				if recorded[i].Pass != r.Pass {
+					same, failed = "  (DIFFERS from the recorded verdict)", true
+				}
+			} else if recorded != nil {
+				same = "  (not recorded)"
+			}
+			fmt.Printf("  %s %-18s %s%s\n", mark, r.Name, r.Summary, same)
+			if !r.Pass {
+				for _, e := range r.Evidence {
+					fmt.Printf("       %s\n", e)
+				}
+			}
+		}
+	}
+	if failed {
+		return errFailed
+	}
+	return nil
+}
+
+// cmdGate is the release gate: one line per failed audit or run error.
+func cmdGate(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("gate takes bundles")
+	}
+	failures := 0
+	for _, path := range args {
+		b, err := bundle.Open(path)
+		if err != nil {
+			fmt.Printf("GATE %s: unreadable: %v\n", path, err)
+			failures++
+			continue
+		}
+		if b.Results == nil {
+			fmt.Printf("GATE %s: no audit.json\n", path)
+			failures++
+			continue
+		}
+		if b.Meta.Error != "" {
+			fmt.Printf("GATE %s: %s seed %d: run error: %s\n", path, b.Meta.Scenario, b.Meta.Seed, b.Meta.Error)
+			failures++
+		}
+		for _, r := range b.Results {
+			if !r.Pass {
+				fmt.Printf("GATE %s: %s seed %d: %s failed: %s\n", path, b.Meta.Scenario, b.Meta.Seed, r.Name, r.Summary)
+				failures++
+			}
+		}
+	}
+	if failures > 0 {
+		fmt.Printf("gate: %d failure(s) in %d bundle(s)\n", failures, len(args))
+		return errFailed
+	}
+	fmt.Printf("gate: %d bundle(s), every audit passed\n", len(args))
+	return nil
+}
+
+func cmdReport(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("report takes one bundle")
+	}
+	b, err := bundle.Open(args[0])
+	if err != nil {
+		return err
+	}
+	if err := b.WriteSummary(); err != nil {
+		return err
+	}
+	if err := b.WriteReport(); err != nil {
+		return err
+	}
+	fmt.Println(filepath.Join(b.Dir, bundle.ReportFile))
+	return nil
+}

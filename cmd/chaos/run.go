@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/runner"
+	"github.com/oplogha/oplogha/harness/scenario"
+)
+
+// parseInterleaved parses flags that may come before or after the positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func cmdRun(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	seed := fs.Int64("seed", 0, "override every scenario's seed")
+	out := fs.String("out", "artifacts", "directory for bundles")
+	parallel := fs.Int("parallel", 1, "runs at once")
+	keep := fs.Bool("keep", false, "keep passing bundles uncompressed too")
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no scenario files (try scenarios/pr/*.yaml)")
+	}
+	var scs []*scenario.Scenario
+	bad := false
+	for _, f := range files {
+		sc, err := scenario.Load(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			bad = true
+			continue
+		}
+		if *seed != 0 {
+			sc.Seed = *seed
+		}
+		scs = append(scs, sc)
+	}
+	if bad {
+		return errFailed
+	}
+	return runAll(ctx, scs, *out, *parallel, *keep, "")
+}
+
+func runAll(ctx context.Context, scs []*scenario.Scenario, out string, parallel int, keep bool, replayed string) error {
+	cache, err := bin.NewCache(".", os.Stderr)
+	if err != nil {
+		return err
+	}
+	if _, err := cache.All(ctx); err != nil {
+		return err
+	}
+	if parallel < 1 {
+		parallel = 1
+	}
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	failed := 0
+	start := time.Now()
+	for _, sc := range scs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			var progress *os.File
+			if parallel == 1 {
+				progress = os.Stderr
+			}
+			opts := runner.Options{Out: out, Keep: keep, Cache: cache, Replayed: replayed}
+			if progress != nil {
+				opts.Progress = progress
+			}
+			o, err := runner.Run(ctx, sc, opts)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				fmt.Printf("ERROR %s seed=%d: %v\n", sc.Name, sc.Seed, err)
+				return
+			}
+			printOutcome(o)
+			if !o.Pass {
+				failed++
+			}
+		}()
+	}
+	wg.Wait()
+	if len(scs) > 1 {
+		fmt.Printf("%d runs, %d failed, %.1fs\n", len(scs), failed, time.Since(start).Seconds())
+	}
+	if failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func printOutcome(o *runner.Outcome) {
+	verdict := "PASS"
+	if !o.Pass {
+		verdict = "FAIL"
+	}
+	where := o.Archive
+	if o.Dir != "" {
+		where = o.Dir + " (and " + filepath.Base(o.Archive) + ")"
+	}
+	fmt.Printf("%s %s in %.1fs — bundle: %s\n", verdict, o.Scenario, o.Duration.Seconds(), where)
+	if o.Err != nil {
+		fmt.Printf("  run error: %v\n", o.Err)
+	}
+	for _, r := range o.Results {
+		mark := "ok  "
+		if !r.Pass {
+			mark = "FAIL"
+		}
+		fmt.Printf("  %s %-18s %s\n", mark, r.Name, r.Summary)
+		if !r.Pass {
+			for _, e := range r.Evidence {
+				fmt.Printf("       %s\n", e)
+			}
+		}
+	}
+	if o.Dir != "" {
+		fmt.Printf("  report: %s\n", filepath.Join(o.Dir, bundle.ReportFile))
+	}
+}
+
+func cmdReplay(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	out := fs.String("out", "artifacts", "directory for the new bundle")
+	keep := fs.Bool("keep", false, "keep a passing bundle uncompressed too")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("replay takes one bundle")
+	}
+	b, err := bundle.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	fmt.Printf("replaying %s seed %d from %s\n", b.Scenario.Name, b.Scenario.Seed, pos[0])
+	return runAll(ctx, []*scenario.Scenario{b.Scenario}, *out, 1, *keep, pos[0])
+}
+
+func cmdList(ctx context.Context, args []string) error {
+	dir := "scenarios"
+	if len(args) > 0 {
+		dir = args[0]
+	}
+	var files []string
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && strings.HasSuffix(p, ".yaml") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	bad := false
+	for _, f := range files {
+		sc, err := scenario.Load(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			bad = true
+			continue
+		}
+		fmt.Printf("%-8s %-28s %s\n", sc.Tier, sc.Name, f)
+		for _, c := range sc.Covers {
+			fmt.Printf("%-8s %-28s   covers: %s\n", "", "", c)
+		}
+	}
+	if bad {
+		return errFailed
+	}
+	return nil
+}

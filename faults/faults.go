@@ -1,0 +1,260 @@
+// Package faults holds the fault kinds a scenario step can name. Each kind is
+// small: it resolves its target in the running cluster (with the run's seeded
+// choice where the scenario leaves one open), injects, and returns how to heal.
+// The kinds reach the cluster only through Env, so the same kinds serve every
+// runtime.
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Env is what faults act on.
+type Env interface {
+	// Masters and EtcdMembers name the nodes, e.g. "master-0", "etcd-2".
+	Masters() []string
+	EtcdMembers() []string
+	// Primary names the serving primary; Standbys the running non-primaries.
+	Primary(ctx context.Context) (string, error)
+	Standbys(ctx context.Context) ([]string, error)
+	// EtcdLeader names the etcd member that leads.
+	EtcdLeader(ctx context.Context) (string, error)
+	// Kill (SIGKILL), Pause (SIGSTOP), Resume (SIGCONT), Stop (SIGTERM then
+	// SIGKILL) and Start a node by name.
+	Kill(name string) error
+	Pause(name string) error
+	Resume(name string) error
+	Stop(name string, grace time.Duration) error
+	Start(ctx context.Context, name string) error
+	// Running reports whether a node's process is up.
+	Running(name string) bool
+	// Links names every toxiproxy link; Link acts on one.
+	Links() []string
+	Link(name string) (Link, error)
+	// Failpoint sets (term) or clears (term "") a failpoint on a master.
+	Failpoint(ctx context.Context, master, name, term string) error
+	// Rand is the run's seeded source for choices the scenario leaves open.
+	Rand() *rand.Rand
+}
+
+// Link is one proxied connection path.
+type Link interface {
+	Down() error
+	Up() error
+	AddToxic(name, kind, stream string, toxicity float32, attrs map[string]any) error
+	RemoveToxic(name string) error
+}
+
+// Spec is a fault as a scenario writes it.
+type Spec struct {
+	Kind     string         `yaml:"kind" json:"kind"`                         // kill | pause | stop | restart | failpoint | toxic | link-down
+	Target   string         `yaml:"target,omitempty" json:"target,omitempty"` // primary | standby | master | master-N | etcd-leader | etcd-follower | etcd | etcd-N
+	Link     string         `yaml:"link,omitempty" json:"link,omitempty"`     // link name or glob (*), for toxic and link-down; {target} is replaced
+	Name     string         `yaml:"name,omitempty" json:"name,omitempty"`     // failpoint name
+	Term     string         `yaml:"term,omitempty" json:"term,omitempty"`     // failpoint term, e.g. 1*panic, sleep(2000)
+	Toxic    string         `yaml:"toxic,omitempty" json:"toxic,omitempty"`   // latency | timeout | reset_peer | bandwidth | slicer | limit_data
+	Stream   string         `yaml:"stream,omitempty" json:"stream,omitempty"` // upstream | downstream (default downstream)
+	Toxicity float32        `yaml:"toxicity,omitempty" json:"toxicity,omitempty"`
+	Attrs    map[string]any `yaml:"attrs,omitempty" json:"attrs,omitempty"`
+	Grace    time.Duration  `yaml:"grace,omitempty" json:"grace,omitempty"` // stop: SIGTERM grace
+	AutoHeal bool           `yaml:"-" json:"-"`
+}
+
+// Kinds lists the fault kinds with what they do.
+var Kinds = map[string]string{
+	"kill":      "SIGKILL a master or etcd member; heal starts it again",
+	"pause":     "SIGSTOP a master or etcd member; heal sends SIGCONT",
+	"stop":      "graceful stop (SIGTERM, then SIGKILL after grace); heal starts it again",
+	"restart":   "graceful stop and immediate start, in one step",
+	"failpoint": "set a gofail failpoint term on a master; heal clears it, or starts the master again if the failpoint crashed it",
+	"toxic":     "add a toxiproxy toxic to links; heal removes it",
+	"link-down": "cut links (connections reset, new ones refused); heal restores them",
+}
+
+// Injected is a fault in effect.
+type Injected struct {
+	Spec    Spec
+	Targets []string // resolved nodes or links
+	heal    func(ctx context.Context) error
+}
+
+// Heal undoes the fault (a no-op for faults with nothing to undo).
+func (in *Injected) Heal(ctx context.Context) error {
+	if in.heal == nil {
+		return nil
+	}
+	return in.heal(ctx)
+}
+
+// ErrUnavailable: the fault cannot apply to this cluster shape or moment.
+var ErrUnavailable = errors.New("fault not available")
+
+// Validate checks a spec without a cluster.
+func (s Spec) Validate() error {
+	if _, ok := Kinds[s.Kind]; !ok {
+		return fmt.Errorf("fault kind %q: want one of %s", s.Kind, strings.Join(kindNames(), ", "))
+	}
+	switch s.Kind {
+	case "kill", "pause", "stop", "restart":
+		if s.Target == "" {
+			return fmt.Errorf("%s: needs a target", s.Kind)
+		}
+	case "failpoint":
+		if s.Name == "" || s.Term == "" {
+			return fmt.Errorf("failpoint: needs name and term")
+		}
+	case "toxic":
+		if s.Link == "" || s.Toxic == "" {
+			return fmt.Errorf("toxic: needs link and toxic")
+		}
+		switch s.Toxic {
+		case "latency", "timeout", "reset_peer", "bandwidth", "slicer", "limit_data", "slow_close":
+		default:
+			return fmt.Errorf("toxic %q: want latency, timeout, reset_peer, bandwidth, slicer, limit_data or slow_close", s.Toxic)
+		}
+	case "link-down":
+		if s.Link == "" {
+			return fmt.Errorf("link-down: needs link")
+		}
+	}
+	if s.Stream != "" && s.Stream != "upstream" && s.Stream != "downstream" {
+		return fmt.Errorf("stream %q: want upstream or downstream", s.Stream)
+	}
+	return nil
+}
+
+func kindNames() []string {
+	var out []string
+	for k := range Kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Inject resolves the spec's target and applies it.
+func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	in := &Injected{Spec: s}
+	switch s.Kind {
+	case "kill", "pause", "stop", "restart":
+		node, err := ResolveNode(ctx, env, s.Target)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = []string{node}
+		switch s.Kind {
+		case "kill":
+			if err := env.Kill(node); err != nil {
+				return nil, err
+			}
+			in.heal = func(ctx context.Context) error { return env.Start(ctx, node) }
+		case "pause":
+			if err := env.Pause(node); err != nil {
+				return nil, err
+			}
+			in.heal = func(context.Context) error { return env.Resume(node) }
+		case "stop":
+			if err := env.Stop(node, grace(s)); err != nil {
+				return nil, err
+			}
+			in.heal = func(ctx context.Context) error { return env.Start(ctx, node) }
+		case "restart":
+			if err := env.Stop(node, grace(s)); err != nil {
+				return nil, err
+			}
+			if err := env.Start(ctx, node); err != nil {
+				return nil, err
+			}
+		}
+	case "failpoint":
+		target := s.Target
+		if target == "" {
+			target = "primary"
+		}
+		node, err := ResolveNode(ctx, env, target)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(node, "master-") {
+			return nil, fmt.Errorf("%w: failpoints live on masters, not %s", ErrUnavailable, node)
+		}
+		if err := env.Failpoint(ctx, node, s.Name, s.Term); err != nil {
+			return nil, err
+		}
+		in.Targets = []string{node}
+		in.heal = func(ctx context.Context) error {
+			if !env.Running(node) {
+				return env.Start(ctx, node) // the failpoint crashed it: a fresh process starts clean
+			}
+			return env.Failpoint(ctx, node, s.Name, "")
+		}
+	case "toxic", "link-down":
+		links, err := ResolveLinks(ctx, env, s)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = links
+		var done []Link
+		name := fmt.Sprintf("%s-%d", s.Toxic, env.Rand().Uint32())
+		for _, ln := range links {
+			l, err := env.Link(ln)
+			if err != nil {
+				return nil, err
+			}
+			if s.Kind == "link-down" {
+				err = l.Down()
+			} else {
+				err = l.AddToxic(name, s.Toxic, stream(s), toxicity(s), s.Attrs)
+			}
+			if err != nil {
+				healLinks(s, done, name)
+				return nil, err
+			}
+			done = append(done, l)
+		}
+		in.heal = func(context.Context) error { return healLinks(s, done, name) }
+	}
+	return in, nil
+}
+
+func healLinks(s Spec, links []Link, toxicName string) error {
+	var errs []error
+	for _, l := range links {
+		if s.Kind == "link-down" {
+			errs = append(errs, l.Up())
+		} else {
+			errs = append(errs, l.RemoveToxic(toxicName))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func grace(s Spec) time.Duration {
+	if s.Grace > 0 {
+		return s.Grace
+	}
+	return 10 * time.Second
+}
+
+func stream(s Spec) string {
+	if s.Stream == "" {
+		return "downstream"
+	}
+	return s.Stream
+}
+
+func toxicity(s Spec) float32 {
+	if s.Toxicity <= 0 {
+		return 1
+	}
+	return s.Toxicity
+}

@@ -1,0 +1,87 @@
+package audit
+
+import (
+	"fmt"
+
+	"github.com/oplogha/oplogha/harness/history"
+)
+
+// keyFate is what the history says of one key.
+type keyFate struct {
+	put, remove *history.Op // the (only) put and the (only) remove of the key
+}
+
+func fates(ops []history.Op) map[[2]string]*keyFate {
+	out := map[[2]string]*keyFate{}
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != history.Put && op.Kind != history.Remove {
+			continue
+		}
+		k := [2]string{op.Tenant, op.Key}
+		f := out[k]
+		if f == nil {
+			f = &keyFate{}
+			out[k] = f
+		}
+		if op.Kind == history.Put {
+			f.put = op
+		} else {
+			f.remove = op
+		}
+	}
+	return out
+}
+
+// AcknowledgedData checks each running node's final state against the
+// history: a key whose put was acknowledged and whose remove was not
+// attempted (or definitely failed) must be present with the size put; a key
+// whose remove was acknowledged must be absent; a present key must come from
+// a put that was acknowledged or in doubt.
+func AcknowledgedData(in *Input) Result {
+	fs := fates(in.Ops)
+	var ev evidence
+	checked, required := 0, 0
+	for _, f := range fs {
+		if f.put != nil && f.put.Outcome == history.OK && (f.remove == nil || f.remove.Outcome == history.Failed) {
+			required++
+		}
+	}
+	for _, n := range in.Nodes {
+		if !n.Running {
+			continue
+		}
+		if n.State.Dump == nil && n.State.Objects > 0 {
+			ev.add("%s: no state dump in the bundle", n.Name)
+			continue
+		}
+		checked++
+		present := map[[2]string]uint64{}
+		for _, o := range n.State.Dump {
+			present[[2]string{o.Tenant, o.Key}] = o.Object.Size
+		}
+		for k, f := range fs {
+			size, has := present[k]
+			mustHave := f.put != nil && f.put.Outcome == history.OK && (f.remove == nil || f.remove.Outcome == history.Failed)
+			mustNot := f.remove != nil && f.remove.Outcome == history.OK
+			switch {
+			case mustHave && !has:
+				ev.add("%s: %s/%s missing: put acknowledged at %s by %s (batch %d seq %d)", n.Name, k[0], k[1], seconds(f.put.Complete), f.put.Node, f.put.BatchID, f.put.Seq)
+			case mustHave && size != f.put.Size:
+				ev.add("%s: %s/%s has size %d, the acknowledged put wrote %d", n.Name, k[0], k[1], size, f.put.Size)
+			case mustNot && has:
+				ev.add("%s: %s/%s present: remove acknowledged at %s by %s (batch %d seq %d)", n.Name, k[0], k[1], seconds(f.remove.Complete), f.remove.Node, f.remove.BatchID, f.remove.Seq)
+			}
+		}
+		for k := range present {
+			f := fs[k]
+			if f == nil || f.put == nil || f.put.Outcome == history.Failed {
+				ev.add("%s: %s/%s present but no put of it was acknowledged or in doubt (invented)", n.Name, k[0], k[1])
+			}
+		}
+	}
+	if checked == 0 {
+		ev.add("no running node to check")
+	}
+	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d keys with an acknowledged put that must survive, checked on %d nodes", required, checked), Evidence: ev.list()}
+}

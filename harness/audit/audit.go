@@ -1,0 +1,135 @@
+// Package audit holds the named checks that decide a run: each reads only
+// what a bundle holds (client history, final node states, etcd's MVCC
+// history, the event timeline, the scenario's expectations), so `chaos audit`
+// reproduces a run's verdicts offline, and each returns pass/fail with the
+// evidence a person needs to see why.
+package audit
+
+import (
+	"fmt"
+
+	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/etcddump"
+	"github.com/oplogha/oplogha/harness/history"
+)
+
+// Node is one master as the run left it.
+type Node struct {
+	Name    string        `json:"name"`
+	Running bool          `json:"running"`
+	Health  client.Health `json:"health"`
+	State   client.State  `json:"state"` // with dump
+}
+
+// Expect is what a scenario expects of its run.
+type Expect struct {
+	RecoverySource []string `yaml:"recovery_source" json:"recovery_source,omitempty"` // allowed bootstrap sources at the end
+	MinOKOps       int      `yaml:"min_ok_ops" json:"min_ok_ops"`
+	MinPromotions  int      `yaml:"min_promotions" json:"min_promotions"`
+	Audits         []string `yaml:"audits" json:"audits,omitempty"` // empty: all
+}
+
+// Event is one entry of the run's timeline.
+type Event struct {
+	At     int64  `json:"t_ns"` // since the run's start
+	Kind   string `json:"kind"` // step, fault, heal, role, wait, note, error
+	Name   string `json:"name,omitempty"`
+	Target string `json:"target,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	OK     bool   `json:"ok"`
+}
+
+// Input is everything the audits read.
+type Input struct {
+	ClusterID string
+	Expect    Expect
+	Ops       []history.Op
+	Nodes     []Node
+	Etcd      []etcddump.Event
+	Final     etcddump.Final
+	Events    []Event
+	Steps     int // fault/heal steps the scenario has
+}
+
+// Result is one check's verdict.
+type Result struct {
+	Name     string   `json:"name"`
+	Pass     bool     `json:"pass"`
+	Summary  string   `json:"summary"`
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// Check is one named audit.
+type Check struct {
+	Name string
+	Doc  string
+	Run  func(in *Input) Result
+}
+
+// Checks are every audit, in report order.
+func Checks() []Check {
+	return []Check{
+		{"acknowledged-data", "every acknowledged write is present on every node at the end, nothing unacknowledged is invented", AcknowledgedData},
+		{"linearizability", "the client history (puts, removes, reads) has a linearization (porcupine)", Linearizability},
+		{"keyspace-order", "etcd's MVCC history obeys the OpLog protocol: views grow, prefix and batch move together, batches are written once, deletes only under a published floor", KeyspaceOrder},
+		{"convergence", "every running node ends at the same cursor and state digest", Convergence},
+		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
+		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},
+	}
+}
+
+// Run runs the checks the scenario asks for (all when it names none).
+func Run(in *Input) []Result {
+	want := map[string]bool{}
+	for _, a := range in.Expect.Audits {
+		want[a] = true
+	}
+	var out []Result
+	for _, c := range Checks() {
+		if len(want) > 0 && !want[c.Name] {
+			continue
+		}
+		r := c.Run(in)
+		r.Name = c.Name
+		out = append(out, r)
+	}
+	return out
+}
+
+// Passed reports whether every result passed (and there was at least one).
+func Passed(rs []Result) bool {
+	if len(rs) == 0 {
+		return false
+	}
+	for _, r := range rs {
+		if !r.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// evidence caps a list of findings, saying how many were left out.
+type evidence struct {
+	lines []string
+	more  int
+}
+
+func (e *evidence) add(format string, args ...any) {
+	if len(e.lines) >= 20 {
+		e.more++
+		return
+	}
+	e.lines = append(e.lines, fmt.Sprintf(format, args...))
+}
+
+func (e *evidence) list() []string {
+	if e.more > 0 {
+		return append(e.lines, fmt.Sprintf("… and %d more", e.more))
+	}
+	return e.lines
+}
+
+func (e *evidence) empty() bool { return len(e.lines) == 0 }
+
+func seconds(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }

@@ -1,0 +1,106 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Convergence checks that every running node ends at one cursor and digest.
+func Convergence(in *Input) Result {
+	var ev evidence
+	var first *Node
+	n := 0
+	for i := range in.Nodes {
+		node := &in.Nodes[i]
+		if !node.Running {
+			continue
+		}
+		n++
+		if first == nil {
+			first = node
+			continue
+		}
+		if node.State.Cursor != first.State.Cursor || node.State.Digest != first.State.Digest {
+			ev.add("%s at batch %d seq %d digest %s; %s at batch %d seq %d digest %s", first.Name, first.State.Cursor.BatchID, first.State.Cursor.Seq, first.State.Digest,
+				node.Name, node.State.Cursor.BatchID, node.State.Cursor.Seq, node.State.Digest)
+		}
+	}
+	if n == 0 {
+		ev.add("no running node")
+	}
+	summary := fmt.Sprintf("%d running nodes", n)
+	if first != nil && ev.empty() {
+		summary += fmt.Sprintf(" at batch %d, digest %s", first.State.Cursor.BatchID, shortDigest(first.State.Digest))
+	}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list()}
+}
+
+func shortDigest(d string) string {
+	if len(d) > 19 {
+		return d[:19] + "…"
+	}
+	return d
+}
+
+// RecoverySource checks every running node's bootstrap source against the
+// sources the scenario allows.
+func RecoverySource(in *Input) Result {
+	if len(in.Expect.RecoverySource) == 0 {
+		return Result{Pass: false, Summary: "the scenario names no expected recovery source", Evidence: []string{"add expect.recovery_source"}}
+	}
+	var ev evidence
+	var seen []string
+	for _, n := range in.Nodes {
+		if !n.Running {
+			continue
+		}
+		src := n.Health.Bootstrap.Source
+		seen = append(seen, n.Name+"="+src)
+		if !slices.Contains(in.Expect.RecoverySource, src) {
+			ev.add("%s bootstrapped from %q, expected one of %v (error: %s)", n.Name, src, in.Expect.RecoverySource, n.Health.Bootstrap.Error)
+		}
+	}
+	if len(seen) == 0 {
+		ev.add("no running node")
+	}
+	return Result{Pass: ev.empty(), Summary: strings.Join(seen, ", "), Evidence: ev.list()}
+}
+
+// MinimumWork fails a run that did too little to prove anything: too few
+// acknowledged ops, a fault step that did not inject, too few promotions.
+func MinimumWork(in *Input) Result {
+	var ev evidence
+	ok := 0
+	for _, op := range in.Ops {
+		if op.Outcome == "ok" && op.Kind != "get" {
+			ok++
+		}
+	}
+	minOK := in.Expect.MinOKOps
+	if minOK <= 0 {
+		minOK = 100
+	}
+	if ok < minOK {
+		ev.add("%d acknowledged mutations, the scenario needs at least %d", ok, minOK)
+	}
+	injected, failedSteps, promotions := 0, 0, 0
+	for _, e := range in.Events {
+		switch {
+		case (e.Kind == "fault" || e.Kind == "heal") && e.OK:
+			injected++
+		case e.Kind == "step" && !e.OK:
+			failedSteps++
+			ev.add("step %s did not complete: %s", e.Name, e.Detail)
+		case e.Kind == "role" && strings.HasSuffix(e.Detail, "→ primary"):
+			promotions++
+		}
+	}
+	if injected < in.Steps {
+		ev.add("%d of %d fault/heal steps injected", injected, in.Steps)
+	}
+	if promotions < in.Expect.MinPromotions {
+		ev.add("%d promotions observed, the scenario needs %d", promotions, in.Expect.MinPromotions)
+	}
+	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d acknowledged mutations, %d/%d faults and heals, %d promotions", ok, injected, in.Steps, promotions), Evidence: ev.list()}
+}

@@ -1,0 +1,161 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/etcddump"
+	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/impl/keyspace"
+)
+
+// collect reads the evidence while the cluster still runs: every master's
+// health, full state and metrics, and etcd's final keys and MVCC history.
+func (r *run) collect(ctx context.Context) error {
+	r.prog.set("collecting evidence", "")
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	nodesDir := filepath.Join(r.dir, bundle.NodesDir)
+	if err := os.MkdirAll(nodesDir, 0o755); err != nil {
+		return err
+	}
+	for _, n := range r.cluster.Masters.Nodes {
+		node := audit.Node{Name: n.Name}
+		if p, ok := r.cluster.Group.Get(n.Name); ok && p.Running() {
+			node.Running = true
+			h, err := r.cluster.Masters.Client.Health(ctx, n.DirectURL)
+			if err != nil {
+				return fmt.Errorf("%s health: %w", n.Name, err)
+			}
+			node.Health = h
+			st, err := r.cluster.Masters.Client.State(ctx, n.DirectURL, true)
+			if err != nil {
+				return fmt.Errorf("%s state: %w", n.Name, err)
+			}
+			node.State = st
+			if err := scrape(ctx, n.DirectURL+"/metrics", filepath.Join(nodesDir, n.Name+".metrics.txt")); err != nil {
+				return err
+			}
+		}
+		if err := bundle.WriteJSON(nodesDir, n.Name+".json", node); err != nil {
+			return err
+		}
+	}
+	cli, err := r.cluster.Etcd.Client(nil)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
+	if err != nil {
+		return err
+	}
+	final, err := etcddump.ReadFinal(ctx, cli, ks)
+	if err != nil {
+		return err
+	}
+	if err := bundle.WriteJSON(r.dir, bundle.EtcdFinalFile, final); err != nil {
+		return err
+	}
+	if err := bundle.WriteJSON(r.dir, bundle.EtcdMembersFile, r.cluster.Etcd.Status(ctx)); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(r.dir, bundle.EtcdHistoryFile))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := etcddump.ReadHistory(ctx, cli, ks, final.Revision, f); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func scrape(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, resp.Body)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeBundle writes what the run holds in memory and copies every log and
+// config from the work directory; data directories stay out of the bundle.
+func (r *run) writeBundle(meta bundle.Meta) error {
+	sc, err := r.sc.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, bundle.ScenarioFile), sc, 0o644); err != nil {
+		return err
+	}
+	if err := history.WriteFile(filepath.Join(r.dir, bundle.HistoryFile), r.rec.Ops()); err != nil {
+		return err
+	}
+	events, _ := r.events.snapshot()
+	if err := bundle.WriteEvents(r.dir, events); err != nil {
+		return err
+	}
+	for _, name := range []string{bundle.EtcdHistoryFile} {
+		if _, err := os.Stat(filepath.Join(r.dir, name)); os.IsNotExist(err) {
+			// The run failed before collection: an empty history is honest evidence.
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(r.dir, name)), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(r.dir, name), nil, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, bundle.EtcdFinalFile)); os.IsNotExist(err) {
+		if err := bundle.WriteJSON(r.dir, bundle.EtcdFinalFile, etcddump.Final{}); err != nil {
+			return err
+		}
+	}
+	if err := copyLogs(r.work, filepath.Join(r.dir, bundle.LogsDir)); err != nil {
+		return err
+	}
+	return bundle.WriteJSON(r.dir, bundle.MetaFile, meta)
+}
+
+func copyLogs(work, dst string) error {
+	return filepath.Walk(work, func(path string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		if !strings.HasSuffix(path, ".log") && !strings.HasSuffix(path, ".yaml") {
+			return nil
+		}
+		rel, _ := filepath.Rel(work, path)
+		out := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, data, 0o644)
+	})
+}

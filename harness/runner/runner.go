@@ -1,0 +1,291 @@
+// Package runner runs one scenario end to end: it brings the cluster up,
+// starts traffic, executes the steps with a live progress line, collects the
+// evidence into a bundle, stops every process, audits the bundle as written
+// (so `chaos audit` reaches the same verdicts offline), renders it and
+// compresses it.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/harness/runtime"
+	"github.com/oplogha/oplogha/harness/scenario"
+	"github.com/oplogha/oplogha/harness/traffic"
+)
+
+// Options control one run.
+type Options struct {
+	Out      string    // where bundles go
+	Keep     bool      // keep a passing run's bundle directory (a failing one is always kept)
+	Progress io.Writer // live progress; nil for none
+	Cache    *bin.Cache
+	Replayed string // bundle this run replays, for the record
+}
+
+// Outcome is a finished run.
+type Outcome struct {
+	Scenario string
+	Dir      string // bundle directory ("" when removed)
+	Archive  string // bundle .tar.gz
+	Pass     bool
+	Results  []audit.Result
+	Err      error // the run itself failed (the bundle says where)
+	Duration time.Duration
+}
+
+// run is one run's live state.
+type run struct {
+	sc       *scenario.Scenario
+	opts     Options
+	dir      string // bundle dir
+	work     string // data dirs, removed at the end
+	start    time.Time
+	rec      *history.Recorder
+	cluster  *runtime.Cluster
+	env      *runtime.Env
+	gen      *traffic.Generator
+	events   timeline
+	injected map[string]*faults.Injected
+	healed   map[string]*faults.Injected
+	order    []string
+	steps    []bundle.StepTiming
+	current  string
+	prog     *progress
+	binaries runtime.Binaries
+}
+
+// Run runs sc.
+func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, error) {
+	start := time.Now()
+	if abs, err := filepath.Abs(opts.Out); err == nil {
+		opts.Out = abs // processes run in their own directories
+	}
+	name := fmt.Sprintf("%s-seed%d-%s", sc.Name, sc.Seed, start.UTC().Format("20060102T150405.000Z"))
+	dir := filepath.Join(opts.Out, strings.ReplaceAll(name, ".", ""))
+	work := filepath.Join(opts.Out, ".work", filepath.Base(dir))
+	for _, d := range []string{dir, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{}, healed: map[string]*faults.Injected{}}
+	r.events.start = start
+	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
+	defer os.RemoveAll(work)
+
+	ctx, cancel := context.WithTimeout(ctx, sc.Timeout)
+	defer cancel()
+	group := proc.NewGroup()
+	runErr := r.execute(ctx, group)
+	r.prog.stop()
+	meta := r.meta(runErr)
+	// Every process stops, even when the run failed half way.
+	if err := group.Close(10 * time.Second); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("cleanup: %w", err))
+	}
+	for _, p := range group.Records() {
+		meta.Processes = append(meta.Processes, bundle.ProcessInfo{Name: p.Name, PID: p.PID, Args: p.Args, Log: relLog(p.Log, work)})
+	}
+	if runErr != nil {
+		meta.Error = runErr.Error()
+	}
+	meta.DurationMS = time.Since(start).Milliseconds()
+	if err := r.writeBundle(meta); err != nil {
+		return nil, fmt.Errorf("write bundle %s: %w", dir, err)
+	}
+	out, err := Finish(dir, opts.Keep)
+	if err != nil {
+		return nil, err
+	}
+	out.Err, out.Duration = runErr, time.Since(start)
+	return out, nil
+}
+
+func relLog(path, work string) string {
+	if rel, err := filepath.Rel(work, path); err == nil {
+		return filepath.Join(bundle.LogsDir, rel)
+	}
+	return path
+}
+
+// Finish audits a written bundle, renders it and compresses it; a passing
+// bundle's directory is removed unless keep.
+func Finish(dir string, keep bool) (*Outcome, error) {
+	b, err := bundle.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := b.Audit()
+	if err != nil {
+		return nil, err
+	}
+	if !audit.Passed(rs) {
+		for _, r := range rs {
+			if r.Name == "linearizability" && !r.Pass {
+				_ = audit.VisualizeLinearizability(&b.Input, filepath.Join(dir, bundle.LinearizeFile))
+			}
+		}
+	}
+	if err := b.WriteSummary(); err != nil {
+		return nil, err
+	}
+	if err := b.WriteReport(); err != nil {
+		return nil, err
+	}
+	archive, err := bundle.Compress(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Scenario: b.Meta.Scenario, Dir: dir, Archive: archive, Pass: b.Pass(), Results: rs}
+	if out.Pass && !keep {
+		os.RemoveAll(dir)
+		out.Dir = ""
+	}
+	return out, nil
+}
+
+func (r *run) execute(ctx context.Context, group *proc.Group) error {
+	r.prog.set("building binaries", "")
+	bins, err := runtime.PrepareBinaries(ctx, r.opts.Cache, r.work)
+	if err != nil {
+		return fmt.Errorf("binaries: %w", err)
+	}
+	r.binaries = bins
+	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
+		MasterConfig: r.sc.Cluster.Config, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed}
+	r.prog.set("booting cluster", "")
+	c, err := runtime.Up(ctx, group, bins, shape, r.work)
+	r.cluster = c
+	if err != nil {
+		return fmt.Errorf("boot: %w", err)
+	}
+	r.env = runtime.NewEnv(c, r.sc.Seed)
+	r.events.add("note", "boot", "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
+	obsCtx, stopObs := context.WithCancel(ctx)
+	var obs sync.WaitGroup
+	obs.Add(1)
+	go func() {
+		defer obs.Done()
+		r.observe(obsCtx)
+	}()
+	defer func() {
+		stopObs()
+		obs.Wait()
+	}()
+	if err := r.setup(ctx); err != nil {
+		return err
+	}
+	r.startTraffic(ctx)
+	stepErr := r.runSteps(ctx)
+	r.settle(ctx)
+	if err := r.collect(ctx); err != nil {
+		return errors.Join(stepErr, fmt.Errorf("collect: %w", err))
+	}
+	return stepErr
+}
+
+func failpointEnv(fps map[string]string) string {
+	var parts []string
+	for k, v := range fps {
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ";")
+}
+
+// setup mounts the segments the traffic places replicas on.
+func (r *run) setup(ctx context.Context) error {
+	_, url, err := r.env.PrimaryURL(ctx)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		seg := fmt.Sprintf("10.0.%d.1:7000", i)
+		op := history.Op{Client: -1, Kind: history.Mount, Key: seg, Node: r.env.NodeForURL(url), Invoke: r.rec.Now()}
+		res := r.cluster.Masters.Client.Mount(ctx, url, segment(seg, i))
+		op.Complete, op.Outcome, op.Code, op.BatchID, op.Seq = r.rec.Now(), res.Outcome, res.Code, res.BatchID, res.Seq
+		r.rec.Add(op)
+		if res.Outcome != history.OK {
+			return fmt.Errorf("mount segment %s: %s %s", seg, res.Code, res.Error)
+		}
+	}
+	return nil
+}
+
+func (r *run) startTraffic(ctx context.Context) {
+	if r.gen != nil {
+		return
+	}
+	cfg := r.sc.Traffic
+	cfg.Seed = r.sc.Seed
+	r.gen = traffic.Start(ctx, cfg, r.env, r.rec)
+	r.events.add("note", "traffic", "", "started", true)
+}
+
+func (r *run) stopTraffic() {
+	if r.gen == nil {
+		return
+	}
+	r.gen.Stop()
+	all, ok := r.gen.Ops()
+	r.events.add("note", "traffic", "", fmt.Sprintf("stopped after %d ops (%d ok)", all, ok), true)
+}
+
+func (r *run) runSteps(ctx context.Context) error {
+	for i, st := range r.sc.Steps {
+		r.prog.step(i+1, st.Label())
+		t := bundle.StepTiming{Index: i + 1, Label: st.Label(), Line: st.Line, StartNS: r.rec.Now()}
+		err := r.step(ctx, st)
+		t.EndNS, t.OK = r.rec.Now(), err == nil
+		if err != nil {
+			t.Detail = err.Error()
+		}
+		r.steps = append(r.steps, t)
+		r.events.add("step", st.Label(), "", t.Detail, err == nil)
+		if err != nil {
+			for j := i + 1; j < len(r.sc.Steps); j++ {
+				r.events.add("step", r.sc.Steps[j].Label(), "", "skipped: an earlier step failed", false)
+			}
+			return fmt.Errorf("step %d (line %d) %s: %w", i+1, st.Line, st.Label(), err)
+		}
+	}
+	return nil
+}
+
+// settle ends traffic, heals what is still injected and lets every node
+// catch up before the evidence is read.
+func (r *run) settle(ctx context.Context) {
+	r.prog.set("settling", "")
+	r.stopTraffic()
+	r.healAll(ctx)
+	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {
+		r.events.add("note", "settle", "", err.Error(), false)
+	}
+}
+
+// meta gathers the run facts.
+func (r *run) meta(runErr error) bundle.Meta {
+	m := bundle.Meta{Scenario: r.sc.Name, Tier: r.sc.Tier, Seed: r.sc.Seed, Runtime: "process", ClusterID: r.sc.Cluster.ClusterID, Started: r.start, Steps: r.steps, Replayed: r.opts.Replayed}
+	if r.cluster != nil {
+		m.BootMS = r.cluster.Boot.Milliseconds()
+	}
+	for _, b := range []runtime.BinaryInfo{r.binaries.Etcd, r.binaries.Toxiproxy, r.binaries.Master} {
+		if b.Name != "" {
+			m.Binaries = append(m.Binaries, bundle.Binary{Name: b.Name, Version: b.Version, SHA256: b.SHA256})
+		}
+	}
+	return m
+}

@@ -1,0 +1,262 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/scenario"
+)
+
+func (r *run) step(ctx context.Context, st scenario.Step) error {
+	switch st.Kind() {
+	case "sleep":
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(st.Sleep):
+			return nil
+		}
+	case "wait":
+		return r.wait(ctx, st.Wait)
+	case "fault":
+		in, err := faults.Inject(ctx, r.env, *st.Fault)
+		name := st.As
+		if name == "" {
+			name = fmt.Sprintf("step-%d", st.Line)
+		}
+		if err != nil {
+			r.events.add("fault", st.Fault.Kind, "", name+": "+err.Error(), false)
+			return err
+		}
+		r.injected[name] = in
+		r.order = append(r.order, name)
+		r.events.add("fault", st.Fault.Kind, joinTargets(in.Targets), name, true)
+		return nil
+	case "heal":
+		if st.Heal == "all" {
+			return r.healAll(ctx)
+		}
+		return r.heal(ctx, st.Heal)
+	case "restart":
+		return r.restartMasters(ctx, st.Restart.Mode)
+	case "traffic":
+		if st.Traffic == "start" {
+			r.gen = nil
+			r.startTraffic(ctx)
+		} else {
+			r.stopTraffic()
+		}
+		return nil
+	case "assert":
+		return r.assert(ctx, st.Assert)
+	}
+	return fmt.Errorf("unknown step kind %q", st.Kind())
+}
+
+func joinTargets(ts []string) string {
+	if len(ts) <= 3 {
+		return fmt.Sprint(ts)
+	}
+	return fmt.Sprintf("%v … (%d links)", ts[:3], len(ts))
+}
+
+func (r *run) heal(ctx context.Context, name string) error {
+	in, ok := r.injected[name]
+	if !ok {
+		return fmt.Errorf("no active fault %q", name)
+	}
+	err := in.Heal(ctx)
+	r.events.add("heal", in.Spec.Kind, joinTargets(in.Targets), name, err == nil)
+	delete(r.injected, name)
+	r.healed[name] = in
+	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })
+	return err
+}
+
+// healAll heals every active fault, newest first.
+func (r *run) healAll(ctx context.Context) error {
+	var errs []error
+	for i := len(r.order) - 1; i >= 0; i-- {
+		errs = append(errs, r.heal(ctx, r.order[i]))
+	}
+	return errors.Join(errs...)
+}
+
+// restartMasters stops every master (gracefully, or SIGKILL for crash) and
+// starts them all again: a cold restart of the whole control plane.
+func (r *run) restartMasters(ctx context.Context, mode string) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.env.Masters()))
+	for i, m := range r.env.Masters() {
+		p, ok := r.cluster.Group.Get(m)
+		if !ok || !p.Running() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if mode == "crash" {
+				errs[i] = r.env.Kill(m)
+			} else {
+				errs[i] = r.env.Stop(m, 10*time.Second)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.events.add("fault", "restart-"+mode, "all masters", "restart-all", true)
+	for _, m := range r.env.Masters() {
+		if err := r.env.Start(ctx, m); err != nil {
+			return err
+		}
+	}
+	r.events.add("heal", "restart-"+mode, "all masters", "restart-all", true)
+	return nil
+}
+
+func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
+	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
+	defer cancel()
+	switch w.For {
+	case "primary":
+		var exclude string
+		if w.Excluding != "" {
+			if in, ok := r.injectedOrHealed(w.Excluding); ok && len(in.Targets) > 0 {
+				exclude = in.Targets[0]
+			}
+		}
+		return poll(ctx, func() (bool, string) {
+			hs := r.cluster.Masters.Health(ctx)
+			for i, h := range hs {
+				if h.Serving && h.Role == "primary" && r.cluster.Masters.Nodes[i].Name != exclude {
+					return true, ""
+				}
+			}
+			return false, "no serving primary" + excludeNote(exclude)
+		})
+	case "caught-up":
+		return r.waitCaughtUp(ctx, w.Timeout)
+	case "ops":
+		if r.gen == nil {
+			return errors.New("wait for ops: traffic is not running")
+		}
+		_, base := r.gen.Ops()
+		return poll(ctx, func() (bool, string) {
+			_, ok := r.gen.Ops()
+			return ok-base >= int64(w.Ops), fmt.Sprintf("%d of %d acknowledged ops", ok-base, w.Ops)
+		})
+	case "role":
+		node := w.Node
+		if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
+			node = in.Targets[0]
+		}
+		return poll(ctx, func() (bool, string) {
+			for i, h := range r.cluster.Masters.Health(ctx) {
+				if r.cluster.Masters.Nodes[i].Name == node {
+					return h.Role == w.Role, fmt.Sprintf("%s is %s", node, h.Role)
+				}
+			}
+			return false, "no master " + node
+		})
+	}
+	return fmt.Errorf("unknown wait %q", w.For)
+}
+
+func excludeNote(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " other than " + n
+}
+
+// injectedOrHealed finds a fault by name, active or already healed.
+func (r *run) injectedOrHealed(name string) (*faults.Injected, bool) {
+	if in, ok := r.injected[name]; ok {
+		return in, true
+	}
+	in, ok := r.healed[name]
+	return in, ok
+}
+
+// waitCaughtUp waits until a primary serves and every running master has
+// applied at least what the primary had when the wait began (under load the
+// cursors move on; equality is only expected once traffic stops).
+func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var target *client.Cursor
+	return poll(ctx, func() (bool, string) {
+		hs := r.cluster.Masters.Health(ctx)
+		var primary *client.Health
+		for i := range hs {
+			if hs[i].Serving {
+				primary = &hs[i]
+			}
+		}
+		if primary == nil {
+			return false, "no serving primary"
+		}
+		if target == nil {
+			c := primary.Cursor
+			target = &c
+		}
+		for i, h := range hs {
+			p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name)
+			if !ok || !p.Running() {
+				continue
+			}
+			if h.Cursor.BatchID < target.BatchID {
+				return false, fmt.Sprintf("%s at batch %d, waiting for batch %d", h.NodeID, h.Cursor.BatchID, target.BatchID)
+			}
+		}
+		return true, ""
+	})
+}
+
+func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
+	hs := r.cluster.Masters.Health(ctx)
+	var errs []error
+	serving := 0
+	for i, h := range hs {
+		p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name)
+		if !ok || !p.Running() {
+			continue
+		}
+		if h.Serving {
+			serving++
+		}
+		if len(a.BootstrapSource) > 0 && !slices.Contains(a.BootstrapSource, h.Bootstrap.Source) {
+			errs = append(errs, fmt.Errorf("%s bootstrapped from %q, want %v", h.NodeID, h.Bootstrap.Source, a.BootstrapSource))
+		}
+	}
+	if a.Serving > 0 && serving != a.Serving {
+		errs = append(errs, fmt.Errorf("%d serving primaries, want %d", serving, a.Serving))
+	}
+	return errors.Join(errs...)
+}
+
+// poll calls cond every 50ms until it holds or ctx ends; the error carries
+// cond's last word on why not.
+func poll(ctx context.Context, cond func() (bool, string)) error {
+	var why string
+	for {
+		var ok bool
+		ok, why = cond()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s", ctx.Err(), why)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

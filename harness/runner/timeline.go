@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/client"
+)
+
+// timeline collects the run's events.
+type timeline struct {
+	start  time.Time
+	mu     sync.Mutex
+	events []audit.Event
+	last   string
+}
+
+func (t *timeline) add(kind, name, target, detail string, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := audit.Event{At: int64(time.Since(t.start)), Kind: kind, Name: name, Target: target, Detail: detail, OK: ok}
+	t.events = append(t.events, e)
+	switch kind {
+	case "role":
+		t.last = fmt.Sprintf("%s %s", target, detail)
+	case "fault", "heal":
+		t.last = fmt.Sprintf("%s %s %s", kind, name, target)
+	}
+}
+
+func (t *timeline) lastEvent() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
+}
+
+func (t *timeline) snapshot() ([]audit.Event, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]audit.Event(nil), t.events...), t.last
+}
+
+// observe polls every master's health and records each role change, until ctx ends.
+func (r *run) observe(ctx context.Context) {
+	roles := map[string]string{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		hs := r.cluster.Masters.Health(ctx)
+		for i, h := range hs {
+			name := r.cluster.Masters.Nodes[i].Name
+			role := roleOf(h)
+			if prev, ok := roles[name]; !ok || prev != role {
+				if !ok {
+					prev = "start"
+				}
+				r.events.add("role", "role", name, fmt.Sprintf("%s → %s", prev, role), true)
+				roles[name] = role
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func roleOf(h client.Health) string {
+	if h.Role == "primary" && !h.Serving {
+		return "promoting"
+	}
+	return h.Role
+}

@@ -1,0 +1,225 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/proc"
+)
+
+// Env adapts a Cluster to faults.Env with the run's seeded choices.
+type Env struct {
+	C   *Cluster
+	rng *rand.Rand
+}
+
+// NewEnv returns the cluster's fault environment.
+func NewEnv(c *Cluster, seed int64) *Env {
+	return &Env{C: c, rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa1175))}
+}
+
+var _ faults.Env = (*Env)(nil)
+
+// Rand is the seeded source.
+func (e *Env) Rand() *rand.Rand { return e.rng }
+
+// Masters names the masters.
+func (e *Env) Masters() []string {
+	var out []string
+	for _, n := range e.C.Masters.Nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// EtcdMembers names the etcd members.
+func (e *Env) EtcdMembers() []string {
+	var out []string
+	for _, m := range e.C.Etcd.Members {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// Node returns a master by name.
+func (e *Env) Node(name string) (*masters.Node, bool) {
+	for _, n := range e.C.Masters.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return nil, false
+}
+
+// Primary names the serving primary (waiting briefly for one).
+func (e *Env) Primary(ctx context.Context) (string, error) {
+	n, err := e.C.Masters.WaitPrimary(ctx, 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	return n.Name, nil
+}
+
+// Standbys names the running masters that are not serving.
+func (e *Env) Standbys(ctx context.Context) ([]string, error) {
+	var out []string
+	for i, h := range e.C.Masters.Health(ctx) {
+		if h.Role == "standby" && !h.Serving {
+			out = append(out, e.C.Masters.Nodes[i].Name)
+		}
+	}
+	return out, nil
+}
+
+// EtcdLeader names the leading etcd member.
+func (e *Env) EtcdLeader(ctx context.Context) (string, error) {
+	for _, s := range e.C.Etcd.Status(ctx) {
+		if s.Err == "" && s.ID == s.Leader && s.ID != 0 {
+			return s.Name, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no etcd leader", faults.ErrUnavailable)
+}
+
+func (e *Env) process(name string) (*proc.Process, error) {
+	p, ok := e.C.Group.Get(name)
+	if !ok {
+		return nil, fmt.Errorf("no process %s", name)
+	}
+	return p, nil
+}
+
+// Kill SIGKILLs a node by PID.
+func (e *Env) Kill(name string) error {
+	p, err := e.process(name)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
+
+// Pause SIGSTOPs a node.
+func (e *Env) Pause(name string) error {
+	p, err := e.process(name)
+	if err != nil {
+		return err
+	}
+	return p.Pause()
+}
+
+// Resume SIGCONTs a node.
+func (e *Env) Resume(name string) error {
+	p, err := e.process(name)
+	if err != nil {
+		return err
+	}
+	return p.Resume()
+}
+
+// Stop stops a node gracefully.
+func (e *Env) Stop(name string, grace time.Duration) error {
+	p, err := e.process(name)
+	if err != nil {
+		return err
+	}
+	return p.Stop(grace)
+}
+
+// Running reports whether a node's process is up.
+func (e *Env) Running(name string) bool {
+	p, err := e.process(name)
+	return err == nil && p.Running()
+}
+
+// Start starts a stopped node again (same config, same data).
+func (e *Env) Start(ctx context.Context, name string) error {
+	if p, err := e.process(name); err == nil && p.Running() {
+		return fmt.Errorf("%s is still running (pid %d)", name, p.PID)
+	}
+	if n, ok := e.Node(name); ok {
+		return e.C.Masters.StartNode(n)
+	}
+	for _, m := range e.C.Etcd.Members {
+		if m.Name == name {
+			return e.C.Etcd.StartMember(m)
+		}
+	}
+	return fmt.Errorf("no node %s", name)
+}
+
+// Links names every link.
+func (e *Env) Links() []string {
+	var out []string
+	for _, l := range e.C.Toxi.Links() {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+// Link returns one link.
+func (e *Env) Link(name string) (faults.Link, error) {
+	l, ok := e.C.Toxi.Link(name)
+	if !ok {
+		return nil, fmt.Errorf("no link %s", name)
+	}
+	return l, nil
+}
+
+// Failpoint sets or clears a failpoint over the master's GOFAIL_HTTP endpoint.
+func (e *Env) Failpoint(ctx context.Context, master, name, term string) error {
+	n, ok := e.Node(master)
+	if !ok {
+		return fmt.Errorf("no master %s", master)
+	}
+	method, body := http.MethodPut, term
+	if term == "" {
+		method = http.MethodDelete
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+n.FailpointAddr+"/"+name, bytes.NewReader([]byte(body)))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if p, perr := e.process(master); perr == nil && !p.Running() {
+			return nil // the failpoint already crashed it: nothing left to clear
+		}
+		return fmt.Errorf("failpoint %s on %s: %w", name, master, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if term == "" && resp.StatusCode == http.StatusNotFound {
+			return nil
+		}
+		return fmt.Errorf("failpoint %s=%q on %s: %s: %s", name, term, master, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// PrimaryURL is traffic.Target: the primary's client URL, as clients reach it.
+func (e *Env) PrimaryURL(ctx context.Context) (string, string, error) {
+	n, err := e.C.Masters.WaitPrimary(ctx, 2*time.Second)
+	if err != nil {
+		return "", "", err
+	}
+	return n.Name, n.URL, nil
+}
+
+// NodeForURL names the master whose client URL is url.
+func (e *Env) NodeForURL(url string) string {
+	for _, n := range e.C.Masters.Nodes {
+		if n.URL == url || n.DirectURL == url {
+			return n.Name
+		}
+	}
+	return ""
+}

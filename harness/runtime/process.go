@@ -1,0 +1,160 @@
+// Package runtime brings up a whole cluster for one run on the process
+// runtime: a toxiproxy, an etcd cluster whose every inbound peer link is a
+// proxy, and masters whose every etcd connection and whose client API is a
+// proxy — all local processes on 127.0.0.1 with ports allocated for the run,
+// data and logs under the run directory, stopped by PID at the end.
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/etcd"
+	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/harness/toxi"
+)
+
+// Shape is what to bring up.
+type Shape struct {
+	EtcdMembers    int
+	Masters        int
+	ClusterID      string
+	MasterConfig   map[string]any
+	EtcdQuotaBytes int64
+	Failpoints     string // GOFAIL_FAILPOINTS given to every master at start
+	Seed           int64
+}
+
+// Binaries are the programs a run uses.
+type Binaries struct {
+	Etcd, Toxiproxy, Master BinaryInfo
+}
+
+// BinaryInfo identifies a binary for the bundle.
+type BinaryInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+}
+
+// PrepareBinaries builds or finds every binary: the pinned tools from the
+// cache, the master from the project tree into dir.
+func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string) (Binaries, error) {
+	var b Binaries
+	for _, t := range []struct {
+		name string
+		dst  *BinaryInfo
+	}{{"etcd", &b.Etcd}, {"toxiproxy", &b.Toxiproxy}} {
+		tb, err := cache.Path(ctx, t.name)
+		if err != nil {
+			return b, err
+		}
+		*t.dst = BinaryInfo{Name: t.name, Version: tb.Version, Path: tb.Path}
+	}
+	b.Master = BinaryInfo{Name: "master", Version: "tree", Path: filepath.Join(dir, "master")}
+	if err := bin.BuildProject(ctx, cache.Root, "./cmd/master", b.Master.Path); err != nil {
+		return b, err
+	}
+	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master} {
+		sum, err := fileSHA256(x.Path)
+		if err != nil {
+			return b, err
+		}
+		x.SHA256 = sum
+	}
+	return b, nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Cluster is a running cluster.
+type Cluster struct {
+	Dir     string
+	Group   *proc.Group
+	Toxi    *toxi.Server
+	Etcd    *etcd.Cluster
+	Masters *masters.Set
+	Boot    time.Duration
+}
+
+// Up boots a cluster of shape into dir. On error the processes started so
+// far stay in group; the caller's Close of the group stops them.
+func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir string) (*Cluster, error) {
+	start := time.Now()
+	c := &Cluster{Dir: dir, Group: group}
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, err
+	}
+	tx, err := toxi.Start(ctx, group, bins.Toxiproxy.Path, logs, shape.Seed)
+	if err != nil {
+		return nil, err
+	}
+	c.Toxi = tx
+	ec, err := etcd.Start(ctx, group, etcd.Options{
+		Members: shape.EtcdMembers, Binary: bins.Etcd.Path, Dir: filepath.Join(dir, "etcd"), QuotaBytes: shape.EtcdQuotaBytes,
+		Token: fmt.Sprintf("%s-%d", shape.ClusterID, shape.Seed),
+		PeerURLFor: func(i, port int) (string, error) {
+			l, err := tx.Add(fmt.Sprintf("etcd-%d.peer", i), fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				return "", err
+			}
+			return "http://" + l.Listen, nil
+		},
+	})
+	if err != nil {
+		return c, err
+	}
+	c.Etcd = ec
+	set, err := masters.Start(ctx, group, masters.Options{
+		Binary: bins.Master.Path, Dir: filepath.Join(dir, "masters"), ClusterID: shape.ClusterID, Count: shape.Masters,
+		Config: shape.MasterConfig, Failpoints: shape.Failpoints,
+		AdvertiseFor: func(i int, listen string) (string, error) {
+			l, err := tx.Add(fmt.Sprintf("master-%d.api", i), listen)
+			if err != nil {
+				return "", err
+			}
+			return "http://" + l.Listen, nil
+		},
+		EtcdFor: func(i int) ([]string, error) {
+			var eps []string
+			for j, m := range ec.Members {
+				l, err := tx.Add(fmt.Sprintf("master-%d.etcd-%d", i, j), fmt.Sprintf("127.0.0.1:%d", m.ClientPort))
+				if err != nil {
+					return nil, err
+				}
+				eps = append(eps, "http://"+l.Listen)
+			}
+			return eps, nil
+		},
+	})
+	if err != nil {
+		return c, err
+	}
+	c.Masters = set
+	if _, err := set.WaitPrimary(ctx, 60*time.Second); err != nil {
+		return c, err
+	}
+	c.Boot = time.Since(start)
+	return c, nil
+}

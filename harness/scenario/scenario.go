@@ -1,0 +1,350 @@
+// Package scenario is the YAML scenario format: cluster shape, master
+// configuration, traffic, an ordered list of steps (wait, sleep, fault, heal,
+// restart, traffic start/stop, assert) and expectations. Load validates a
+// file whole and reports every problem with its line number.
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/traffic"
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	Name        string         `yaml:"name"`
+	Description string         `yaml:"description,omitempty"`
+	Tier        string         `yaml:"tier"`             // pr | nightly
+	Covers      []string       `yaml:"covers,omitempty"` // RFC rows and windows it exercises
+	Seed        int64          `yaml:"seed"`
+	Timeout     time.Duration  `yaml:"timeout,omitempty"` // whole run; default 10m
+	Cluster     Cluster        `yaml:"cluster"`
+	Traffic     traffic.Config `yaml:"traffic"`
+	Steps       []Step         `yaml:"steps"`
+	Expect      audit.Expect   `yaml:"expect"`
+
+	Path string `yaml:"-"` // where it was loaded from
+}
+
+// Cluster is the shape to bring up.
+type Cluster struct {
+	Etcd           int               `yaml:"etcd"`    // members (default 3)
+	Masters        int               `yaml:"masters"` // default 3
+	ClusterID      string            `yaml:"cluster_id,omitempty"`
+	Config         map[string]any    `yaml:"config,omitempty"` // master config keys for every node
+	EtcdQuotaBytes int64             `yaml:"etcd_quota_bytes,omitempty"`
+	Failpoints     map[string]string `yaml:"failpoints,omitempty"` // enabled on every master at start
+}
+
+// Step is one step; exactly one action field is set.
+type Step struct {
+	Name    string        `yaml:"name,omitempty"`
+	Wait    *Wait         `yaml:"wait,omitempty"`
+	Sleep   time.Duration `yaml:"sleep,omitempty"`
+	Fault   *faults.Spec  `yaml:"fault,omitempty"`
+	As      string        `yaml:"as,omitempty"`   // names the fault for heal and waits
+	Heal    string        `yaml:"heal,omitempty"` // a fault's `as` name, or "all"
+	Restart *Restart      `yaml:"restart,omitempty"`
+	Traffic string        `yaml:"traffic,omitempty"` // start | stop
+	Assert  *Assert       `yaml:"assert,omitempty"`
+
+	Line int `yaml:"-"`
+}
+
+// Wait blocks until a condition holds or its timeout passes (a failed step).
+type Wait struct {
+	For       string        `yaml:"for"` // primary | caught-up | ops | role
+	Timeout   time.Duration `yaml:"timeout,omitempty"`
+	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
+	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
+	Node      string        `yaml:"node,omitempty"`      // role: node name or a fault's `as` name
+	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
+}
+
+// Restart restarts a group of masters.
+type Restart struct {
+	Target string `yaml:"target"` // all-masters
+	Mode   string `yaml:"mode"`   // cold (graceful stop of all, then start) | crash (SIGKILL all, then start)
+}
+
+// Assert checks the cluster now.
+type Assert struct {
+	BootstrapSource []string `yaml:"bootstrap_source,omitempty"` // every running master bootstrapped from one of these
+	Serving         int      `yaml:"serving,omitempty"`          // exactly this many serving primaries (usually 1)
+}
+
+// Kind names the step's action.
+func (s Step) Kind() string {
+	switch {
+	case s.Wait != nil:
+		return "wait"
+	case s.Sleep > 0:
+		return "sleep"
+	case s.Fault != nil:
+		return "fault"
+	case s.Heal != "":
+		return "heal"
+	case s.Restart != nil:
+		return "restart"
+	case s.Traffic != "":
+		return "traffic"
+	case s.Assert != nil:
+		return "assert"
+	}
+	return ""
+}
+
+// Label is a short description for progress lines and the timeline.
+func (s Step) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	switch s.Kind() {
+	case "wait":
+		return "wait for " + s.Wait.For
+	case "sleep":
+		return "sleep " + s.Sleep.String()
+	case "fault":
+		t := s.Fault.Target
+		if t == "" {
+			t = s.Fault.Link
+		}
+		if s.Fault.Kind == "failpoint" {
+			return fmt.Sprintf("failpoint %s=%s on %s", s.Fault.Name, s.Fault.Term, orDefault(s.Fault.Target, "primary"))
+		}
+		return s.Fault.Kind + " " + t
+	case "heal":
+		return "heal " + s.Heal
+	case "restart":
+		return s.Restart.Mode + " restart " + s.Restart.Target
+	case "traffic":
+		return "traffic " + s.Traffic
+	case "assert":
+		return "assert"
+	}
+	return "?"
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// FaultSteps counts the fault and heal events the steps must produce
+// (minimum-work): one per fault or heal, two per restart (down, then up).
+func (sc *Scenario) FaultSteps() int {
+	n := 0
+	for _, s := range sc.Steps {
+		switch s.Kind() {
+		case "fault", "heal":
+			n++
+		case "restart":
+			n += 2
+		}
+	}
+	return n
+}
+
+// LoadError lists every problem of a file, each with its line.
+type LoadError struct {
+	Path     string
+	Problems []string
+}
+
+func (e *LoadError) Error() string {
+	return e.Path + ":\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// Load reads and validates a scenario file.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := Parse(data)
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			le.Path = path
+		}
+		return nil, err
+	}
+	sc.Path = path
+	return sc, nil
+}
+
+// Parse decodes and validates scenario YAML.
+func Parse(data []byte) (*Scenario, error) {
+	var sc Scenario
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&sc); err != nil {
+		return nil, &LoadError{Problems: yamlProblems(err)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err == nil {
+		stepLines(&root, &sc)
+	}
+	sc.applyDefaults()
+	if probs := sc.validate(); len(probs) > 0 {
+		return nil, &LoadError{Problems: probs}
+	}
+	return &sc, nil
+}
+
+func yamlProblems(err error) []string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return te.Errors
+	}
+	return []string{err.Error()}
+}
+
+// stepLines records each step's line from the YAML node tree.
+func stepLines(root *yaml.Node, sc *Scenario) {
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "steps" && m.Content[i+1].Kind == yaml.SequenceNode {
+			for j, n := range m.Content[i+1].Content {
+				if j < len(sc.Steps) {
+					sc.Steps[j].Line = n.Line
+				}
+			}
+		}
+	}
+}
+
+func (sc *Scenario) applyDefaults() {
+	if sc.Cluster.Etcd == 0 {
+		sc.Cluster.Etcd = 3
+	}
+	if sc.Cluster.Masters == 0 {
+		sc.Cluster.Masters = 3
+	}
+	if sc.Cluster.ClusterID == "" {
+		sc.Cluster.ClusterID = "chaos"
+	}
+	if sc.Timeout == 0 {
+		sc.Timeout = 10 * time.Minute
+	}
+	if sc.Seed == 0 {
+		sc.Seed = 1
+	}
+	for i := range sc.Steps {
+		if w := sc.Steps[i].Wait; w != nil && w.Timeout == 0 {
+			w.Timeout = 60 * time.Second
+		}
+	}
+}
+
+func (sc *Scenario) validate() []string {
+	var probs []string
+	bad := func(line int, format string, args ...any) {
+		prefix := ""
+		if line > 0 {
+			prefix = fmt.Sprintf("line %d: ", line)
+		}
+		probs = append(probs, prefix+fmt.Sprintf(format, args...))
+	}
+	if sc.Name == "" {
+		bad(0, "name: required")
+	}
+	if sc.Tier != "pr" && sc.Tier != "nightly" {
+		bad(0, "tier: %q: want pr or nightly", sc.Tier)
+	}
+	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {
+		bad(0, "cluster.etcd: %d members: want 1..7", sc.Cluster.Etcd)
+	}
+	if sc.Cluster.Masters < 1 || sc.Cluster.Masters > 7 {
+		bad(0, "cluster.masters: %d: want 1..7", sc.Cluster.Masters)
+	}
+	if len(sc.Steps) == 0 {
+		bad(0, "steps: at least one step")
+	}
+	names := map[string]bool{}
+	for i, s := range sc.Steps {
+		n := 0
+		for _, set := range []bool{s.Wait != nil, s.Sleep > 0, s.Fault != nil, s.Heal != "", s.Restart != nil, s.Traffic != "", s.Assert != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			bad(s.Line, "step %d: exactly one of wait, sleep, fault, heal, restart, traffic, assert (found %d)", i+1, n)
+			continue
+		}
+		if s.As != "" && s.Fault == nil {
+			bad(s.Line, "step %d: `as` names a fault, but this step is a %s", i+1, s.Kind())
+		}
+		switch s.Kind() {
+		case "fault":
+			if err := s.Fault.Validate(); err != nil {
+				bad(s.Line, "step %d: %v", i+1, err)
+			}
+			if s.As != "" {
+				names[s.As] = true
+			}
+		case "heal":
+			if s.Heal != "all" && !names[s.Heal] {
+				bad(s.Line, "step %d: heal %q: no earlier fault has `as: %s`", i+1, s.Heal, s.Heal)
+			}
+		case "wait":
+			w := s.Wait
+			switch w.For {
+			case "primary":
+				if w.Excluding != "" && !names[w.Excluding] {
+					bad(s.Line, "step %d: wait excluding %q: no earlier fault has that `as`", i+1, w.Excluding)
+				}
+			case "caught-up":
+			case "ops":
+				if w.Ops <= 0 {
+					bad(s.Line, "step %d: wait for ops needs ops > 0", i+1)
+				}
+			case "role":
+				if w.Node == "" || w.Role == "" {
+					bad(s.Line, "step %d: wait for role needs node and role", i+1)
+				}
+			default:
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops or role", i+1, w.For)
+			}
+		case "restart":
+			if s.Restart.Target != "all-masters" {
+				bad(s.Line, "step %d: restart target %q: want all-masters", i+1, s.Restart.Target)
+			}
+			if s.Restart.Mode != "cold" && s.Restart.Mode != "crash" {
+				bad(s.Line, "step %d: restart mode %q: want cold or crash", i+1, s.Restart.Mode)
+			}
+		case "traffic":
+			if s.Traffic != "start" && s.Traffic != "stop" {
+				bad(s.Line, "step %d: traffic %q: want start or stop", i+1, s.Traffic)
+			}
+		}
+	}
+	known := map[string]bool{}
+	for _, c := range audit.Checks() {
+		known[c.Name] = true
+	}
+	for _, a := range sc.Expect.Audits {
+		if !known[a] {
+			bad(0, "expect.audits: unknown audit %q", a)
+		}
+	}
+	return probs
+}
+
+// Marshal renders the scenario back to YAML (the bundle's resolved copy).
+func (sc *Scenario) Marshal() ([]byte, error) { return yaml.Marshal(sc) }
