@@ -17,9 +17,9 @@ $(CHAOS):
 tools: $(CHAOS)
 	@$(CHAOS) tools
 
-## demo: run a real scenario on the process runtime
+## demo: run the smoke scenario on the process runtime and keep its bundle
 demo: $(CHAOS)
-	@$(CHAOS) demo
+	@$(CHAOS) run scenarios/pr/smoke.yaml --keep
 
 ## test: unit and integration tests through gotestsum; JUnit in artifacts/junit.xml
 test: $(CHAOS)
@@ -48,4 +48,4 @@ bench:
 	@$(GO) test -run '^$$' -bench . -benchmem ./... | tee artifacts/bench/go-bench.txt
 
 clean:
-	rm -rf .cache artifacts/junit.xml artifacts/bench artifacts/demo-*
+	rm -rf .cache artifacts/junit.xml artifacts/bench artifacts/*-seed* artifacts/.work

@@ -108,7 +108,10 @@ func (b *Bundle) WriteReport() error {
 	return f.Close()
 }
 
-var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"sec":   func(ns int64) string { return fmt.Sprintf("%.2fs", float64(ns)/1e9) },
+	"since": func(a, b int64) string { return fmt.Sprintf("%.2fs", float64(b-a)/1e9) },
+}).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>{{.Title}} — oplogha</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2327;max-width:1400px}
@@ -131,7 +134,7 @@ svg text{font:11px system-ui,sans-serif}
 {{if .Lineariz}}<p><a href="linearizability.html">porcupine's linearizability visualisation</a></p>{{end}}
 <h2>Steps</h2>
 <table><tr><th>#</th><th>line</th><th>step</th><th>start</th><th>took</th><th>ok</th></tr>
-{{range .Meta.Steps}}<tr><td>{{.Index}}</td><td>{{.Line}}</td><td>{{.Label}}</td><td>{{.StartNS}}</td><td>{{.EndNS}}</td><td>{{if .OK}}ok{{else}}<b class="fail">{{.Detail}}</b>{{end}}</td></tr>{{end}}
+{{range .Meta.Steps}}<tr><td>{{.Index}}</td><td>{{.Line}}</td><td>{{.Label}}</td><td>{{sec .StartNS}}</td><td>{{since .StartNS .EndNS}}</td><td>{{if .OK}}ok{{else}}<b class="fail">{{.Detail}}</b>{{end}}</td></tr>{{end}}
 </table>
 <h2>Binaries</h2><ul>{{range .Meta.Binaries}}<li>{{.Name}} {{.Version}} <code>{{.SHA256}}</code></li>{{end}}</ul>
 </body></html>`))

@@ -1,0 +1,149 @@
+package runner
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/scenario"
+)
+
+func load(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load(filepath.Join("../../scenarios", name))
+	require.NoError(t, err)
+	return sc
+}
+
+func cache(t *testing.T) *bin.Cache {
+	t.Helper()
+	c, err := bin.NewCache(".", nil)
+	require.NoError(t, err)
+	return c
+}
+
+func result(rs []audit.Result, name string) audit.Result {
+	for _, r := range rs {
+		if r.Name == name {
+			return r
+		}
+	}
+	return audit.Result{Name: name, Summary: "not run"}
+}
+
+// A master that acknowledges writes it never made durable must fail the run,
+// and the bundle must name the lost writes.
+func TestSabotagedMasterIsCaught(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	o, err := Run(ctx, load(t, "testdata/broken-ack.yaml"), Options{Out: out, Cache: cache(t)})
+	require.NoError(t, err)
+	require.False(t, o.Pass, "the audits must catch acknowledged-but-lost writes")
+	require.NotEmpty(t, o.Dir, "a failing bundle is kept")
+	ack := result(o.Results, "acknowledged-data")
+	require.False(t, ack.Pass)
+	require.Contains(t, strings.Join(ack.Evidence, "\n"), "missing: put acknowledged")
+	require.False(t, result(o.Results, "linearizability").Pass)
+	require.True(t, result(o.Results, "keyspace-order").Pass, "etcd itself saw nothing wrong: the lie was only told to clients")
+
+	// The archive alone reproduces the verdicts offline, and gates red.
+	b, err := bundle.Open(o.Archive)
+	require.NoError(t, err)
+	defer os.RemoveAll(filepath.Dir(b.Dir))
+	require.False(t, b.Pass())
+	again := audit.Run(&b.Input)
+	require.Equal(t, len(o.Results), len(again))
+	for i := range again {
+		require.Equal(t, o.Results[i].Pass, again[i].Pass, again[i].Name)
+	}
+	for _, f := range []string{bundle.SummaryFile, bundle.ReportFile, bundle.LinearizeFile, bundle.HistoryFile, bundle.EtcdHistoryFile} {
+		require.FileExists(t, filepath.Join(o.Dir, f))
+	}
+}
+
+// Two runs at once on one machine: both pass, and neither leaves a process
+// or a bound port behind.
+func TestParallelRunsDoNotInterfere(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	c := cache(t)
+	outcomes := make([]*Outcome, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range outcomes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := load(t, "testdata/tiny-failover.yaml")
+			sc.Seed += int64(i)
+			outcomes[i], errs[i] = Run(ctx, sc, Options{Out: out, Cache: c, Keep: true})
+		}()
+	}
+	wg.Wait()
+	for i, o := range outcomes {
+		require.NoError(t, errs[i])
+		for _, r := range o.Results {
+			require.True(t, r.Pass, "run %d: %s: %s %v", i, r.Name, r.Summary, r.Evidence)
+		}
+		require.True(t, o.Pass)
+		b, err := bundle.Open(o.Dir)
+		require.NoError(t, err)
+		require.NotEmpty(t, b.Meta.Processes)
+		for _, p := range b.Meta.Processes {
+			require.Error(t, syscall.Kill(p.PID, 0), "run %d: %s (pid %d) left running", i, p.Name, p.PID)
+		}
+		cfgs, _ := filepath.Glob(filepath.Join(o.Dir, bundle.LogsDir, "masters", "*.yaml"))
+		require.NotEmpty(t, cfgs)
+		for _, cf := range cfgs {
+			var cfg struct {
+				Listen string `yaml:"listen"`
+			}
+			data, err := os.ReadFile(cf)
+			require.NoError(t, err)
+			require.NoError(t, yaml.Unmarshal(data, &cfg))
+			l, err := net.Listen("tcp", cfg.Listen)
+			require.NoError(t, err, "run %d: %s still bound", i, cfg.Listen)
+			l.Close()
+		}
+	}
+	require.NotEqual(t, outcomes[0].Dir, outcomes[1].Dir)
+}
+
+// The pr tier: every scenario under scenarios/pr passes with its audits.
+func TestPRTierScenarios(t *testing.T) {
+	files, err := filepath.Glob("../../scenarios/pr/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	start := time.Now()
+	c := cache(t)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			sc, err := scenario.Load(f)
+			require.NoError(t, err)
+			o, err := Run(ctx, sc, Options{Out: t.TempDir(), Cache: c})
+			require.NoError(t, err)
+			for _, r := range o.Results {
+				require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
+			}
+			require.True(t, o.Pass, "run error: %v", o.Err)
+			t.Logf("%s passed in %v", sc.Name, o.Duration.Round(time.Millisecond))
+		})
+	}
+	t.Logf("pr tier: %d scenarios in %v", len(files), time.Since(start).Round(time.Millisecond))
+}

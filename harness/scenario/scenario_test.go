@@ -1,0 +1,80 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestEveryScenarioFileLoads(t *testing.T) {
+	var files []string
+	require.NoError(t, filepath.Walk("../../scenarios", func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".yaml") {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		sc, err := Load(f)
+		require.NoError(t, err, f)
+		require.NotEmpty(t, sc.Steps)
+		for _, st := range sc.Steps {
+			require.Positive(t, st.Line, "%s: step lines are recorded", f)
+		}
+	}
+}
+
+func TestProblemsCarryLineNumbers(t *testing.T) {
+	src := `name: bad
+tier: pr
+steps:
+  - wait: {for: primary}
+  - fault: {kind: explode, target: primary}
+  - heal: nothing
+  - sleep: 1s
+    traffic: stop
+  - wait: {for: role}
+  - restart: {target: everything, mode: gentle}
+expect:
+  audits: [acknowledged-data, vibes]
+`
+	_, err := Parse([]byte(src))
+	var le *LoadError
+	require.ErrorAs(t, err, &le)
+	joined := strings.Join(le.Problems, "\n")
+	for _, want := range []string{
+		`line 5: step 2: fault kind "explode"`,
+		`line 6: step 3: heal "nothing": no earlier fault`,
+		`line 7: step 4: exactly one of`,
+		`line 9: step 5: wait for role needs node and role`,
+		`line 10: step 6: restart target "everything"`,
+		`line 10: step 6: restart mode "gentle"`,
+		`unknown audit "vibes"`,
+	} {
+		require.Contains(t, joined, want)
+	}
+}
+
+func TestUnknownFieldsAreRejectedWithTheirLine(t *testing.T) {
+	_, err := Parse([]byte("name: x\ntier: pr\nstepz: []\n"))
+	require.ErrorContains(t, err, "line 3")
+	require.ErrorContains(t, err, "stepz")
+}
+
+func TestDefaultsAndRoundTrip(t *testing.T) {
+	sc, err := Parse([]byte("name: x\ntier: nightly\nsteps:\n  - sleep: 2s\n"))
+	require.NoError(t, err)
+	require.Equal(t, 3, sc.Cluster.Etcd)
+	require.Equal(t, 3, sc.Cluster.Masters)
+	require.Equal(t, int64(1), sc.Seed)
+	out, err := sc.Marshal()
+	require.NoError(t, err)
+	again, err := Parse(out)
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, sc.Seed, again.Seed)
+	require.Equal(t, sc.Steps[0].Sleep, again.Steps[0].Sleep)
+}
