@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 CHAOS := .cache/chaos
 FUZZTIME ?= 60s
-TESTFLAGS ?= -race -timeout 45m
+TESTFLAGS ?= -race -count=1 -timeout 45m
 
 .PHONY: all demo test tools fuzz bench vet clean $(CHAOS)
 

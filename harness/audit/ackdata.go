@@ -2,8 +2,11 @@ package audit
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/oplog"
 )
 
 // keyFate is what the history says of one key.
@@ -40,6 +43,7 @@ func fates(ops []history.Op) map[[2]string]*keyFate {
 // a put that was acknowledged or in doubt.
 func AcknowledgedData(in *Input) Result {
 	fs := fates(in.Ops)
+	trail := newLogTrail(in)
 	var ev evidence
 	checked, required := 0, 0
 	for _, f := range fs {
@@ -66,17 +70,21 @@ func AcknowledgedData(in *Input) Result {
 			mustNot := f.remove != nil && f.remove.Outcome == history.OK
 			switch {
 			case mustHave && !has:
-				ev.add("%s: %s/%s missing: put acknowledged at %s by %s (batch %d seq %d)", n.Name, k[0], k[1], seconds(f.put.Complete), f.put.Node, f.put.BatchID, f.put.Seq)
+				ev.add("%s: %s/%s missing: put acknowledged at %s by %s (batch %d seq %d); %s", n.Name, k[0], k[1], seconds(f.put.Complete), f.put.Node, f.put.BatchID, f.put.Seq, trail.explain(k, f.put.BatchID))
 			case mustHave && size != f.put.Size:
 				ev.add("%s: %s/%s has size %d, the acknowledged put wrote %d", n.Name, k[0], k[1], size, f.put.Size)
 			case mustNot && has:
-				ev.add("%s: %s/%s present: remove acknowledged at %s by %s (batch %d seq %d)", n.Name, k[0], k[1], seconds(f.remove.Complete), f.remove.Node, f.remove.BatchID, f.remove.Seq)
+				ev.add("%s: %s/%s present: remove acknowledged at %s by %s (batch %d seq %d); %s", n.Name, k[0], k[1], seconds(f.remove.Complete), f.remove.Node, f.remove.BatchID, f.remove.Seq, trail.explain(k, f.remove.BatchID))
 			}
 		}
 		for k := range present {
 			f := fs[k]
 			if f == nil || f.put == nil || f.put.Outcome == history.Failed {
-				ev.add("%s: %s/%s present but no put of it was acknowledged or in doubt (invented)", n.Name, k[0], k[1])
+				detail := "never put"
+				if f != nil && f.put != nil {
+					detail = fmt.Sprintf("its put failed at %s on %s with %s", seconds(f.put.Complete), f.put.Node, f.put.Code)
+				}
+				ev.add("%s: %s/%s present but no put of it was acknowledged or in doubt (invented: %s); %s", n.Name, k[0], k[1], detail, trail.explain(k, 0))
 			}
 		}
 	}
@@ -84,4 +92,55 @@ func AcknowledgedData(in *Input) Result {
 		ev.add("no running node to check")
 	}
 	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d keys with an acknowledged put that must survive, checked on %d nodes", required, checked), Evidence: ev.list()}
+}
+
+// logTrail indexes the OpLog as etcd's history saw it, so a finding can say
+// where (or whether) a key's mutations were written.
+type logTrail struct {
+	byKey   map[[2]string][]string
+	batches map[uint64][]string
+}
+
+func newLogTrail(in *Input) *logTrail {
+	t := &logTrail{byKey: map[[2]string][]string{}, batches: map[uint64][]string{}}
+	ks, err := keyspace.New(in.ClusterID)
+	if err != nil {
+		return t
+	}
+	for _, e := range in.Etcd {
+		id, ok := ks.ParseBatch(e.Key)
+		if !ok {
+			continue
+		}
+		if e.Type == "delete" {
+			t.batches[id] = append(t.batches[id], fmt.Sprintf("deleted at rev %d", e.Revision))
+			continue
+		}
+		b, err := oplog.DecodeBatch(e.Value)
+		if err != nil {
+			t.batches[id] = append(t.batches[id], fmt.Sprintf("undecodable at rev %d", e.Revision))
+			continue
+		}
+		t.batches[id] = append(t.batches[id], fmt.Sprintf("written at rev %d with seq %d..%d", e.Revision, b.FirstSeq, b.LastSeq))
+		for i, en := range b.Entries {
+			k := [2]string{en.Tenant, en.Key}
+			t.byKey[k] = append(t.byKey[k], fmt.Sprintf("%s in batch %d seq %d (rev %d)", en.Op, id, b.FirstSeq+uint64(i), e.Revision))
+		}
+	}
+	return t
+}
+
+func (t *logTrail) explain(k [2]string, batch uint64) string {
+	s := "the OpLog never held this key"
+	if w := t.byKey[k]; len(w) > 0 {
+		s = "the OpLog holds " + strings.Join(w, ", ")
+	}
+	if batch > 0 {
+		if b := t.batches[batch]; len(b) > 0 {
+			s += fmt.Sprintf("; batch %d was %s", batch, strings.Join(b, ", then "))
+		} else {
+			s += fmt.Sprintf("; batch %d was never written", batch)
+		}
+	}
+	return s
 }

@@ -135,19 +135,27 @@ func (c *Cache) printf(format string, args ...any) {
 	}
 }
 
-// buildError turns go build's output into one clear line.
+// buildError turns go build's output into one clear line: the line that
+// names the network failure when there is one, else the first line that is
+// not progress chatter.
 func buildError(t Tool, b Binary, out string, err error) error {
-	first := strings.TrimSpace(out)
-	if i := strings.IndexByte(first, '\n'); i >= 0 {
-		first = first[:i]
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	first := ""
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "go: downloading") {
+			first = l
+			break
+		}
 	}
 	for _, sign := range []string{"dial tcp", "no such host", "i/o timeout", "connection refused", "proxyconnect", "TLS handshake timeout", "network is unreachable"} {
-		if strings.Contains(out, sign) {
-			proxy := os.Getenv("GOPROXY")
-			if proxy == "" {
-				proxy = "default"
+		for _, l := range lines {
+			if strings.Contains(l, sign) {
+				proxy := os.Getenv("GOPROXY")
+				if proxy == "" {
+					proxy = "default"
+				}
+				return fmt.Errorf("building %s %s: %w (GOPROXY=%s): %s", t.Name, b.Version, ErrProxyUnreachable, proxy, strings.TrimSpace(l))
 			}
-			return fmt.Errorf("building %s %s: %w (GOPROXY=%s): %s", t.Name, b.Version, ErrProxyUnreachable, proxy, first)
 		}
 	}
 	return fmt.Errorf("building %s %s: %v: %s", t.Name, b.Version, err, first)

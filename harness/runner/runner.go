@@ -74,13 +74,13 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if abs, err := filepath.Abs(opts.Out); err == nil {
 		opts.Out = abs // processes run in their own directories
 	}
-	name := fmt.Sprintf("%s-seed%d-%s", sc.Name, sc.Seed, start.UTC().Format("20060102T150405.000Z"))
-	dir := filepath.Join(opts.Out, strings.ReplaceAll(name, ".", ""))
+	dir, err := uniqueDir(opts.Out, fmt.Sprintf("%s-seed%d-%s", sc.Name, sc.Seed, start.UTC().Format("20060102T150405Z")))
+	if err != nil {
+		return nil, err
+	}
 	work := filepath.Join(opts.Out, ".work", filepath.Base(dir))
-	for _, d := range []string{dir, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, err
 	}
 	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{}, healed: map[string]*faults.Injected{}}
 	r.events.start = start
@@ -113,6 +113,31 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	}
 	out.Err, out.Duration = runErr, time.Since(start)
 	return out, nil
+}
+
+// uniqueDir creates out/base, or out/base-2, -3 … when runs of the same
+// scenario and seed start in the same second.
+func uniqueDir(out, base string) (string, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir := filepath.Join(out, name)
+		if _, err := os.Stat(dir + ".tar.gz"); err == nil {
+			continue // an earlier run's archive owns the name
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !os.IsExist(err) {
+			return "", err
+		}
+	}
 }
 
 func relLog(path, work string) string {

@@ -123,6 +123,14 @@ func TestParallelRunsDoNotInterfere(t *testing.T) {
 	require.NotEqual(t, outcomes[0].Dir, outcomes[1].Dir)
 }
 
+// keptBundles is where test runs put bundles: artifacts/test-bundles, so a
+// failing run's bundle outlives the test (passing ones are only archives).
+func keptBundles(t *testing.T) string {
+	dir, err := filepath.Abs("../../artifacts/test-bundles")
+	require.NoError(t, err)
+	return dir
+}
+
 // The pr tier: every scenario under scenarios/pr passes with its audits.
 func TestPRTierScenarios(t *testing.T) {
 	files, err := filepath.Glob("../../scenarios/pr/*.yaml")
@@ -136,8 +144,11 @@ func TestPRTierScenarios(t *testing.T) {
 			defer cancel()
 			sc, err := scenario.Load(f)
 			require.NoError(t, err)
-			o, err := Run(ctx, sc, Options{Out: t.TempDir(), Cache: c})
+			o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: c})
 			require.NoError(t, err)
+			if !o.Pass {
+				t.Logf("failing bundle kept: %s", o.Dir)
+			}
 			for _, r := range o.Results {
 				require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
 			}
