@@ -1,6 +1,6 @@
 // Package bin builds the external programs the harness runs (etcd, toxiproxy,
-// versitygw, gotestsum) from the versions pinned by the `tool` lines of the
-// project's go.mod, into a cache directory, once per version.
+// versitygw, gofakes3, gotestsum) from the versions pinned by the `tool`
+// lines of the project's go.mod, into a cache directory, once per version.
 //
 // A binary is built with `go build` inside the project module, so its
 // dependency versions are exactly those recorded in go.mod and go.sum. The

@@ -22,6 +22,7 @@ var Tools = []Tool{
 	{Name: "toxiproxy", Package: "github.com/Shopify/toxiproxy/v2/cmd/server", Module: "github.com/Shopify/toxiproxy/v2"},
 	{Name: "versitygw", Package: "github.com/versity/versitygw/cmd/versitygw", Module: "github.com/versity/versitygw"},
 	{Name: "gotestsum", Package: "gotest.tools/gotestsum", Module: "gotest.tools/gotestsum"},
+	{Name: "gofakes3", Package: "github.com/johannesboyne/gofakes3/cmd/gofakes3", Module: "github.com/johannesboyne/gofakes3"},
 }
 
 // Lookup returns the tool called name.

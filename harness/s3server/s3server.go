@@ -1,0 +1,93 @@
+// Package s3server runs an S3-compatible server for one run: versitygw (the
+// default: full-object checksums, If-None-Match, versioning) or gofakes3 (a
+// checksum-less server, for the readback path), each a local process on a
+// free loopback port with per-run credentials passed by environment, never
+// on the command line.
+package s3server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/oplogha/oplogha/harness/ports"
+	"github.com/oplogha/oplogha/harness/proc"
+)
+
+// Kinds of server.
+const (
+	Versity  = "versitygw"
+	FakeS3   = "gofakes3"
+	Endpoint = "http"
+)
+
+// Server is a running S3 server.
+type Server struct {
+	Kind      string
+	Name      string // process name in the group
+	Endpoint  string // http://127.0.0.1:port
+	AccessKey string
+	SecretKey string
+	Dir       string
+}
+
+func secret(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// Start starts a server of kind with its data under dir.
+func Start(ctx context.Context, group *proc.Group, kind, binary, dir string) (*Server, error) {
+	ps, err := ports.Free(1)
+	if err != nil {
+		return nil, err
+	}
+	addr := ports.Addr(ps[0])
+	s := &Server{Kind: kind, Name: kind, Endpoint: "http://" + addr, Dir: dir, AccessKey: "oplogha" + secret(4), SecretKey: secret(16)}
+	spec := proc.Spec{Name: kind, Path: binary, Dir: dir, Log: filepath.Join(dir, kind+".log")}
+	switch kind {
+	case Versity:
+		root, vers, meta := filepath.Join(dir, "root"), filepath.Join(dir, "versions"), filepath.Join(dir, "sidecar")
+		for _, d := range []string{root, vers, meta} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		spec.Args = []string{"--port", addr, "--quiet", "posix", "--versioning-dir", vers, "--sidecar", meta, root}
+		spec.Env = []string{"ROOT_ACCESS_KEY_ID=" + s.AccessKey, "ROOT_SECRET_ACCESS_KEY=" + s.SecretKey}
+	case FakeS3:
+		// gofakes3 does not check signatures: any credentials are accepted.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		spec.Args = []string{"-host", addr, "-backend", "memory", "-quiet"}
+	default:
+		return nil, fmt.Errorf("s3 server kind %q: want %s or %s", kind, Versity, FakeS3)
+	}
+	if _, err := group.Start(spec); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return s, nil
+		}
+		if p, ok := group.Get(kind); ok && !p.Running() {
+			return nil, fmt.Errorf("%s exited at start: see %s", kind, spec.Log)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("%s not listening on %s after 20s", kind, addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

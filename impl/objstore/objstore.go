@@ -1,0 +1,161 @@
+// Package objstore is the snapshot object store: a small Store interface
+// (create-only put with a precomputed full-object CRC64NVME, head, get, list,
+// delete) with one backend per subpackage (s3, localdir), and VerifiedPut,
+// which turns a put into a publication-grade proof: the backend's own
+// full-object checksum read back by HEAD when the server has been shown
+// (Probe) to validate checksums, a complete readback otherwise, and no proof
+// — no publication — when neither works.
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/minio/crc64nvme"
+)
+
+// Errors callers branch on.
+var (
+	ErrExists     = errors.New("object already exists")     // create-only put hit a key: the candidate fails
+	ErrNotFound   = errors.New("object not found")          // exact-key read of a missing object
+	ErrCorrupt    = errors.New("object checksum mismatch")  // the store rejected or returned other bytes
+	ErrConflict   = errors.New("concurrent write conflict") // 409: retry the whole upload
+	ErrUnverified = errors.New("object could not be verified")
+)
+
+// Info is what a store says of one object. CRC64NVME is nil when the backend
+// keeps no full-object checksum (a local directory, a checksum-less server).
+type Info struct {
+	Key       string
+	Size      int64
+	CRC64NVME *uint64
+	FullObj   bool // the checksum covers the whole object (not a composite of parts)
+	VersionID string
+	ModTime   time.Time
+}
+
+// Store is one backend.
+type Store interface {
+	// PutIfAbsent writes key from src (size bytes, whose CRC64NVME is crc)
+	// only if key does not exist (ErrExists otherwise). The backend sends crc
+	// for the server to validate where it can.
+	PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error
+	// Head reads an object's metadata, with its checksum when the backend has one.
+	Head(ctx context.Context, key string) (Info, error)
+	// Get opens an object for reading.
+	Get(ctx context.Context, key string) (io.ReadCloser, Info, error)
+	// List lists objects under prefix (possibly eventually consistent: GC only).
+	List(ctx context.Context, prefix string) ([]Info, error)
+	// Delete removes keys; a missing key is not an error.
+	Delete(ctx context.Context, keys []string) error
+	// Name describes the backend for logs and bundles.
+	Name() string
+}
+
+// Proof says how a put was verified.
+type Proof string
+
+// Proofs.
+const (
+	ProofChecksum Proof = "checksum" // HEAD returned the same full-object CRC64NVME and size
+	ProofReadback Proof = "readback" // the whole object was read back and hashed
+)
+
+// PutResult is a verified put.
+type PutResult struct {
+	Info  Info
+	Proof Proof
+}
+
+// Trust is what a store has been shown to do. A server that stores and
+// echoes a client-sent checksum without validating the bytes against it (as
+// gofakes3 does) returns the right value on HEAD for the wrong bytes, so a
+// HEAD checksum proves nothing until Probe has shown the server refuses a
+// wrong one.
+type Trust struct {
+	ServerValidatesChecksums bool
+}
+
+// ErrProbe: the probe could not tell whether the server validates checksums.
+var ErrProbe = errors.New("checksum validation probe inconclusive")
+
+// Probe puts a small object under key with a deliberately wrong checksum. A
+// server that refuses it (ErrCorrupt) validates checksums; one that accepts it
+// does not (the probe object is deleted again).
+func Probe(ctx context.Context, s Store, key string) (Trust, error) {
+	data := []byte("oplogha checksum validation probe")
+	wrong := crc64nvme.Checksum(data) ^ 0x5a5a
+	err := s.PutIfAbsent(ctx, key, bytesReaderAt(data), int64(len(data)), wrong)
+	switch {
+	case errors.Is(err, ErrCorrupt):
+		return Trust{ServerValidatesChecksums: true}, nil
+	case err == nil:
+		if derr := s.Delete(ctx, []string{key}); derr != nil {
+			return Trust{}, fmt.Errorf("%w: delete probe %s: %v", ErrProbe, key, derr)
+		}
+		return Trust{}, nil
+	}
+	return Trust{}, fmt.Errorf("%w: %v", ErrProbe, err)
+}
+
+type bytesReaderAt []byte
+
+func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// VerifiedPut puts src create-only and proves the stored object is exactly
+// those bytes: by the server's full-object checksum on HEAD when trust says
+// the server validates checksums, else by complete readback. Without a proof
+// it returns ErrUnverified (or ErrCorrupt): the caller must not publish.
+func VerifiedPut(ctx context.Context, s Store, trust Trust, key string, src io.ReaderAt, size int64, crc uint64) (PutResult, error) {
+	if err := s.PutIfAbsent(ctx, key, src, size, crc); err != nil {
+		return PutResult{}, err
+	}
+	info, err := s.Head(ctx, key)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("%w: head %s: %v", ErrUnverified, key, err)
+	}
+	if info.Size != size {
+		return PutResult{}, fmt.Errorf("%w: %s is %d bytes, wrote %d", ErrCorrupt, key, info.Size, size)
+	}
+	if info.CRC64NVME != nil && *info.CRC64NVME != crc {
+		return PutResult{}, fmt.Errorf("%w: %s: store says crc64nvme %016x, wrote %016x", ErrCorrupt, key, *info.CRC64NVME, crc)
+	}
+	if trust.ServerValidatesChecksums && info.CRC64NVME != nil && info.FullObj {
+		return PutResult{Info: info, Proof: ProofChecksum}, nil
+	}
+	got, n, err := ReadbackCRC(ctx, s, key)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("%w: readback %s: %v", ErrUnverified, key, err)
+	}
+	if n != size || got != crc {
+		return PutResult{}, fmt.Errorf("%w: %s read back as %d bytes crc64nvme %016x, wrote %d bytes %016x", ErrCorrupt, key, n, got, size, crc)
+	}
+	return PutResult{Info: info, Proof: ProofReadback}, nil
+}
+
+// ReadbackCRC reads a whole object and returns its CRC64NVME and length.
+func ReadbackCRC(ctx context.Context, s Store, key string) (uint64, int64, error) {
+	rc, _, err := s.Get(ctx, key)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rc.Close()
+	h := crc64nvme.New()
+	n, err := io.Copy(h, rc)
+	if err != nil {
+		return 0, n, err
+	}
+	return h.Sum64(), n, nil
+}

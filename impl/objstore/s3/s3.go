@@ -1,0 +1,221 @@
+// Package s3 is the object store backed by an S3-compatible server through
+// minio-go. Checksums are computed locally and sent precomputed (single part:
+// the x-amz-checksum-crc64nvme header; multipart: per part, and FULL_OBJECT on
+// Complete), every write is create-only (If-None-Match: *, completed through
+// minio.Core so the condition reaches CompleteMultipartUpload), and Head asks
+// for the stored checksum.
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/minio/crc64nvme"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/oplogha/oplogha/impl/objstore"
+	"github.com/oplogha/oplogha/impl/snapshot"
+)
+
+// Config reaches one bucket.
+type Config struct {
+	Endpoint  string // http(s)://host:port
+	Bucket    string
+	Region    string
+	AccessKey string
+	SecretKey string
+	PartSize  int64 // multipart part size and threshold (default 16 MiB, minimum 5 MiB)
+	Transport http.RoundTripper
+}
+
+// Store is an S3 bucket.
+type Store struct {
+	core     minio.Core
+	bucket   string
+	partSize int64
+	endpoint string
+}
+
+// New connects (lazily) to the bucket.
+func New(cfg Config) (*Store, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("s3 endpoint %q: want http(s)://host:port", cfg.Endpoint)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.PartSize == 0 {
+		cfg.PartSize = 16 << 20
+	}
+	if cfg.PartSize < 5<<20 {
+		return nil, fmt.Errorf("s3 part size %d below the S3 minimum of 5 MiB", cfg.PartSize)
+	}
+	c, err := minio.NewCore(u.Host, &minio.Options{
+		Creds:        credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+		Secure:       u.Scheme == "https",
+		Region:       cfg.Region,
+		BucketLookup: minio.BucketLookupPath,
+		Transport:    cfg.Transport,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("s3 client: %w", err)
+	}
+	return &Store{core: *c, bucket: cfg.Bucket, partSize: cfg.PartSize, endpoint: cfg.Endpoint}, nil
+}
+
+// Name describes the store (no credentials).
+func (s *Store) Name() string { return "s3:" + s.endpoint + "/" + s.bucket }
+
+// EnsureBucket creates the bucket if it does not exist (tests, harness).
+func (s *Store) EnsureBucket(ctx context.Context) error {
+	ok, err := s.core.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return fmt.Errorf("bucket %s: %w", s.bucket, err)
+	}
+	if ok {
+		return nil
+	}
+	if err := s.core.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{}); err != nil {
+		return fmt.Errorf("make bucket %s: %w", s.bucket, err)
+	}
+	return nil
+}
+
+const (
+	hdrCRC  = "x-amz-checksum-crc64nvme"
+	hdrAlg  = "x-amz-checksum-algorithm"
+	hdrType = "x-amz-checksum-type"
+)
+
+// PutIfAbsent uploads src create-only with its precomputed checksum.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+	if size <= s.partSize {
+		opts := minio.PutObjectOptions{DisableContentSha256: true, DisableMultipart: true,
+			UserMetadata: map[string]string{hdrCRC: snapshot.S3Base64(crc)}}
+		opts.SetMatchETagExcept("*")
+		_, err := s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
+		return mapErr(key, err)
+	}
+	return s.putMultipart(ctx, key, src, size, crc)
+}
+
+func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+	init := minio.PutObjectOptions{UserMetadata: map[string]string{hdrAlg: "CRC64NVME", hdrType: "FULL_OBJECT"}}
+	init.SetMatchETagExcept("*")
+	id, err := s.core.NewMultipartUpload(ctx, s.bucket, key, init)
+	if err != nil {
+		return mapErr(key, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = s.core.AbortMultipartUpload(context.WithoutCancel(ctx), s.bucket, key, id)
+		}
+	}()
+	var parts []minio.CompletePart
+	for n, off := 1, int64(0); off < size; n, off = n+1, off+s.partSize {
+		length := min(s.partSize, size-off)
+		h := crc64nvme.New()
+		if _, err := io.Copy(h, io.NewSectionReader(src, off, length)); err != nil {
+			return err
+		}
+		partCRC := snapshot.S3Base64(h.Sum64())
+		p, err := s.core.PutObjectPart(ctx, s.bucket, key, id, n, io.NewSectionReader(src, off, length), length,
+			minio.PutObjectPartOptions{DisableContentSha256: true, CustomHeader: http.Header{hdrCRC: []string{partCRC}}})
+		if err != nil {
+			return mapErr(key, err)
+		}
+		parts = append(parts, minio.CompletePart{PartNumber: n, ETag: p.ETag, ChecksumCRC64NVME: partCRC})
+	}
+	complete := minio.PutObjectOptions{UserMetadata: map[string]string{hdrCRC: snapshot.S3Base64(crc), hdrType: "FULL_OBJECT"}}
+	complete.SetMatchETagExcept("*")
+	if _, err := s.core.CompleteMultipartUpload(ctx, s.bucket, key, id, parts, complete); err != nil {
+		return mapErr(key, err)
+	}
+	done = true
+	return nil
+}
+
+// Head reads metadata with checksum mode on.
+func (s *Store) Head(ctx context.Context, key string) (objstore.Info, error) {
+	oi, err := s.core.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{Checksum: true})
+	if err != nil {
+		return objstore.Info{}, mapErr(key, err)
+	}
+	return info(key, oi)
+}
+
+func info(key string, oi minio.ObjectInfo) (objstore.Info, error) {
+	in := objstore.Info{Key: key, Size: oi.Size, VersionID: oi.VersionID, ModTime: oi.LastModified}
+	if oi.ChecksumCRC64NVME != "" {
+		_, v, err := snapshot.ParseChecksum(snapshot.Checksum("crc64nvme:" + oi.ChecksumCRC64NVME))
+		if err != nil {
+			return in, fmt.Errorf("%s: %w: server checksum %q", key, objstore.ErrCorrupt, oi.ChecksumCRC64NVME)
+		}
+		in.CRC64NVME = &v
+		// CRC64NVME is always a full-object checksum in S3; a composite would say so.
+		in.FullObj = oi.ChecksumMode == "" || strings.EqualFold(oi.ChecksumMode, "FULL_OBJECT")
+	}
+	return in, nil
+}
+
+// Get opens an object.
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Info, error) {
+	rc, oi, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, objstore.Info{}, mapErr(key, err)
+	}
+	in, _ := info(key, oi)
+	return rc, in, nil
+}
+
+// List lists objects under prefix.
+func (s *Store) List(ctx context.Context, prefix string) ([]objstore.Info, error) {
+	var out []objstore.Info
+	for oi := range s.core.Client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if oi.Err != nil {
+			return out, mapErr(prefix, oi.Err)
+		}
+		out = append(out, objstore.Info{Key: oi.Key, Size: oi.Size, ModTime: oi.LastModified, VersionID: oi.VersionID})
+	}
+	return out, nil
+}
+
+// Delete removes keys one by one (a missing key is not an error).
+func (s *Store) Delete(ctx context.Context, keys []string) error {
+	var errs []error
+	for _, k := range keys {
+		if err := s.core.RemoveObject(ctx, s.bucket, k, minio.RemoveObjectOptions{}); err != nil {
+			if e := mapErr(k, err); !errors.Is(e, objstore.ErrNotFound) {
+				errs = append(errs, e)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mapErr turns S3 errors into the store's typed errors.
+func mapErr(key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	r := minio.ToErrorResponse(err)
+	switch {
+	case r.StatusCode == http.StatusPreconditionFailed || r.Code == "PreconditionFailed":
+		return fmt.Errorf("%s: %w", key, objstore.ErrExists)
+	case r.StatusCode == http.StatusConflict:
+		return fmt.Errorf("%s: %w: %s", key, objstore.ErrConflict, r.Code)
+	case r.Code == "BadDigest" || r.Code == "XAmzContentChecksumMismatch" || r.Code == "InvalidDigest":
+		return fmt.Errorf("%s: %w: %s", key, objstore.ErrCorrupt, r.Message)
+	case r.StatusCode == http.StatusNotFound || r.Code == "NoSuchKey":
+		return fmt.Errorf("%s: %w", key, objstore.ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}
