@@ -113,7 +113,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	c.Toxi = tx
 	ec, err := etcd.Start(ctx, group, etcd.Options{
 		Members: shape.EtcdMembers, Binary: bins.Etcd.Path, Dir: filepath.Join(dir, "etcd"), QuotaBytes: shape.EtcdQuotaBytes,
-		Token: fmt.Sprintf("%s-%d", shape.ClusterID, shape.Seed),
+		Token: fmt.Sprintf("%s-%d-%d", shape.ClusterID, shape.Seed, time.Now().UnixNano()), // unique per run: clusters of parallel runs never join each other
 		PeerURLFor: func(i, port int) (string, error) {
 			l, err := tx.Add(fmt.Sprintf("etcd-%d.peer", i), fmt.Sprintf("127.0.0.1:%d", port))
 			if err != nil {
