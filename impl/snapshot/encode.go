@@ -62,11 +62,20 @@ func (t *teeHash) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Source is what Encode reads: a capture (state.Reader) or any stream of
+// segments and objects in sorted order with their counts and cursor.
+type Source interface {
+	Cursor() state.Cursor
+	Len() (objects, segments int)
+	Objects(yield func(state.ObjectKey, state.Object) bool)
+	Segments(yield func(state.Segment) bool)
+}
+
 // Encode streams capture c into f as one payload — header, segments record,
 // then chunk records of at most chunkObjects objects — computing every
 // checksum in the same pass. Memory does not grow with the state: nothing is
 // buffered beyond one write buffer.
-func Encode(c state.Reader, f *os.File, chunkObjects int) (*Layout, error) {
+func Encode(c Source, f *os.File, chunkObjects int) (*Layout, error) {
 	if chunkObjects <= 0 {
 		chunkObjects = DefaultChunkObjects
 	}

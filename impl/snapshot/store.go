@@ -1,0 +1,236 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path"
+	"sync"
+
+	"github.com/minio/crc64nvme"
+
+	"github.com/oplogha/oplogha/impl/objstore"
+)
+
+// Written is a snapshot whose objects are all stored and verified. None of
+// it is authoritative until a pointer names it.
+type Written struct {
+	Descriptor Descriptor
+	Manifest   Manifest
+	Proofs     map[string]objstore.Proof // key → how it was verified
+}
+
+// WriteOptions tune Write.
+type WriteOptions struct {
+	Parallel int // chunk uploads at once (default 2)
+}
+
+// Write uploads an encoded payload and its manifest and descriptor under
+// prefix, in the RFC's order: chunks, then segments, then manifest, then
+// descriptor, each create-only and each verified (objstore.VerifiedPut). A key
+// collision or a failed verification fails the candidate; what was already
+// written stays as an orphan for GC.
+func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix string, f *os.File, l *Layout, m Manifest, d Descriptor, opts WriteOptions) (*Written, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	if err := Agree(d, m); err != nil {
+		return nil, err
+	}
+	if d.ObjectPrefix != prefix {
+		return nil, fmt.Errorf("%w: descriptor prefix %q, writing under %q", ErrIdentity, d.ObjectPrefix, prefix)
+	}
+	w := &Written{Descriptor: d, Manifest: m, Proofs: map[string]objstore.Proof{}}
+	var mu sync.Mutex
+	put := func(p Part) error {
+		res, err := objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, p.Name), io.NewSectionReader(f, p.Offset, p.Size), p.Size, p.CRC)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		w.Proofs[p.Name] = res.Proof
+		mu.Unlock()
+		return nil
+	}
+	par := opts.Parallel
+	if par <= 0 {
+		par = 2
+	}
+	sem := make(chan struct{}, par)
+	errs := make(chan error, len(l.Parts))
+	var wg sync.WaitGroup
+	for _, p := range l.Parts[1:] {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs <- put(p)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	if err := errors.Join(all...); err != nil {
+		return nil, err
+	}
+	if err := put(l.Parts[0]); err != nil {
+		return nil, err
+	}
+	for _, obj := range []struct {
+		name string
+		enc  func() ([]byte, error)
+	}{{ManifestObject, m.Encode}, {DescriptorName, d.Encode}} {
+		data, err := obj.enc()
+		if err != nil {
+			return nil, err
+		}
+		res, err := objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, obj.name), bytesAt(data), int64(len(data)), crc64nvme.Checksum(data))
+		if err != nil {
+			return nil, err
+		}
+		w.Proofs[obj.name] = res.Proof
+	}
+	return w, nil
+}
+
+type bytesAt []byte
+
+func (b bytesAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// ReadSmall reads a small object whole (descriptor, manifest), bounded.
+func ReadSmall(ctx context.Context, st objstore.Store, key string) ([]byte, error) {
+	rc, info, err := st.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	if info.Size > 16<<20 {
+		return nil, fmt.Errorf("%w: %s is %d bytes", ErrOverflow, key, info.Size)
+	}
+	return io.ReadAll(io.LimitReader(rc, 16<<20+1))
+}
+
+// Open reads a snapshot by exact keys — never by listing: the descriptor at
+// prefix, its manifest, then every payload object in stream order, each
+// checked against the manifest's size and checksum as it streams into the
+// decoder. It returns the decoded header after all of it validated.
+func Open(ctx context.Context, st objstore.Store, prefix string, v Visitor) (Descriptor, Manifest, Header, error) {
+	raw, err := ReadSmall(ctx, st, path.Join(prefix, DescriptorName))
+	if err != nil {
+		return Descriptor{}, Manifest{}, Header{}, fmt.Errorf("descriptor: %w", err)
+	}
+	d, err := DecodeDescriptor(raw)
+	if err != nil {
+		return Descriptor{}, Manifest{}, Header{}, fmt.Errorf("descriptor: %w", err)
+	}
+	if d.Legacy() || d.ObjectPrefix != prefix {
+		return d, Manifest{}, Header{}, fmt.Errorf("%w: descriptor at %s names prefix %q", ErrIdentity, prefix, d.ObjectPrefix)
+	}
+	raw, err = ReadSmall(ctx, st, d.ManifestKey)
+	if err != nil {
+		return d, Manifest{}, Header{}, fmt.Errorf("manifest: %w", err)
+	}
+	m, err := DecodeManifest(raw)
+	if err != nil {
+		return d, Manifest{}, Header{}, fmt.Errorf("manifest: %w", err)
+	}
+	if err := Agree(d, m); err != nil {
+		return d, m, Header{}, err
+	}
+	pr, pw := io.Pipe()
+	streamErr := make(chan error, 1)
+	go func() {
+		err := streamObjects(ctx, st, prefix, m, pw)
+		pw.CloseWithError(err)
+		streamErr <- err
+	}()
+	h, _, err := Decode(pr, v)
+	pr.CloseWithError(err)
+	if serr := <-streamErr; serr != nil && !errors.Is(serr, io.ErrClosedPipe) && !errors.Is(serr, err) {
+		// The object-level verdict names the bad object: report it first.
+		return d, m, h, errors.Join(serr, err)
+	}
+	if err != nil {
+		return d, m, h, err
+	}
+	if err := AgreeHeader(h, m); err != nil {
+		return d, m, h, err
+	}
+	return d, m, h, nil
+}
+
+// streamObjects copies every payload object into w, verifying each.
+func streamObjects(ctx context.Context, st objstore.Store, prefix string, m Manifest, w io.Writer) error {
+	for _, e := range m.Entries() {
+		if err := copyVerified(ctx, st, path.Join(prefix, e.Key), e, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyVerified(ctx context.Context, st objstore.Store, key string, e ManifestEntry, w io.Writer) error {
+	rc, info, err := st.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if info.Size != e.Size {
+		return fmt.Errorf("%w: %s is %d bytes, manifest says %d", ErrIdentity, key, info.Size, e.Size)
+	}
+	_, want, err := ParseChecksum(e.Checksum)
+	if err != nil {
+		return err
+	}
+	// Hash the whole object even if the decoder stops reading early, so a
+	// corrupt object is named as such rather than by its first symptom.
+	h := crc64nvme.New()
+	sink := &forwardOnce{w: w}
+	n, err := io.Copy(io.MultiWriter(hashWriter{h}, sink), io.LimitReader(rc, e.Size+1))
+	if err != nil {
+		return err
+	}
+	if n != e.Size {
+		return fmt.Errorf("%w: %s gave %d bytes, manifest says %d", ErrTruncated, key, n, e.Size)
+	}
+	if got := h.Sum64(); got != want {
+		return fmt.Errorf("%w: %s crc64nvme %s, manifest says %s", ErrChecksum, key, CRC64NVME(got), e.Checksum)
+	}
+	return sink.err
+}
+
+type hashWriter struct{ h hash.Hash64 }
+
+func (w hashWriter) Write(p []byte) (int, error) { return w.h.Write(p) }
+
+// forwardOnce forwards writes until the first error, then swallows the rest
+// (remembering the error) so the caller can finish hashing.
+type forwardOnce struct {
+	w   io.Writer
+	err error
+}
+
+func (f *forwardOnce) Write(p []byte) (int, error) {
+	if f.err == nil {
+		if _, err := f.w.Write(p); err != nil {
+			f.err = err
+		}
+	}
+	return len(p), nil
+}
