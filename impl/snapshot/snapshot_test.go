@@ -259,3 +259,22 @@ func TestSnapshotIDs(t *testing.T) {
 	require.Less(t, NewID(9, 1).String(), NewID(10, 1).String(), "ids sort by cursor")
 	require.NotEqual(t, NewID(1, 1).String(), NewID(1, 1).String(), "two incarnations never collide")
 }
+
+func TestBudgetsAreTypedSkipReasons(t *testing.T) {
+	dir := t.TempDir()
+	free, err := FreeBytes(dir)
+	require.NoError(t, err)
+	require.Positive(t, free)
+	ok := Budget{MaxCaptureBytes: 1 << 40, WorkDir: dir}
+	require.NoError(t, ok.Check(EstimateFor(1000)))
+	err = Budget{MaxCaptureBytes: 1 << 20, WorkDir: dir}.Check(EstimateFor(1_000_000))
+	require.ErrorIs(t, err, ErrCaptureTooLarge)
+	require.Equal(t, "memory_budget", SkipReason(err))
+	err = ok.Check(Estimate{PayloadBytes: free})
+	require.ErrorIs(t, err, ErrDiskBudget)
+	require.Equal(t, "disk_budget", SkipReason(err))
+	err = ok.Check(Estimate{})
+	require.NoError(t, err)
+	err = Budget{WorkDir: filepath.Join(dir, "missing")}.Check(Estimate{})
+	require.ErrorIs(t, err, ErrDiskBudget, "an unusable work dir is a skip, not a crash")
+}

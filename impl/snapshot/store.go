@@ -46,7 +46,16 @@ func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix 
 	w := &Written{Descriptor: d, Manifest: m, Proofs: map[string]objstore.Proof{}}
 	var mu sync.Mutex
 	put := func(p Part) error {
-		res, err := objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, p.Name), io.NewSectionReader(f, p.Offset, p.Size), p.Size, p.CRC)
+		var res objstore.PutResult
+		var err error
+		// A 409 (a concurrent write to the key in flight) retries the whole
+		// upload; anything else fails the candidate.
+		for attempt := 0; attempt < 3; attempt++ {
+			res, err = objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, p.Name), io.NewSectionReader(f, p.Offset, p.Size), p.Size, p.CRC)
+			if !errors.Is(err, objstore.ErrConflict) {
+				break
+			}
+		}
 		if err != nil {
 			return err
 		}
