@@ -45,6 +45,21 @@ func cmdRun(ctx context.Context, args []string) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no scenario files (try scenarios/pr/*.yaml)")
 	}
+	scs, err := loadAll(files)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scs {
+		if *seed != 0 {
+			sc.Seed = *seed
+		}
+	}
+	return runAll(ctx, scs, *out, *parallel, *keep, "")
+}
+
+// loadAll loads every file, printing each file's problems (with their
+// lines); any problem fails the whole command before anything runs.
+func loadAll(files []string) ([]*scenario.Scenario, error) {
 	var scs []*scenario.Scenario
 	bad := false
 	for _, f := range files {
@@ -54,15 +69,12 @@ func cmdRun(ctx context.Context, args []string) error {
 			bad = true
 			continue
 		}
-		if *seed != 0 {
-			sc.Seed = *seed
-		}
 		scs = append(scs, sc)
 	}
 	if bad {
-		return errFailed
+		return scs, errFailed
 	}
-	return runAll(ctx, scs, *out, *parallel, *keep, "")
+	return scs, nil
 }
 
 func runAll(ctx context.Context, scs []*scenario.Scenario, out string, parallel int, keep bool, replayed string) error {
@@ -183,21 +195,12 @@ func cmdList(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	bad := false
-	for _, f := range files {
-		sc, err := scenario.Load(f)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			bad = true
-			continue
-		}
-		fmt.Printf("%-8s %-28s %s\n", sc.Tier, sc.Name, f)
+	scs, loadErr := loadAll(files)
+	for _, sc := range scs {
+		fmt.Printf("%-8s %-28s %s\n", sc.Tier, sc.Name, sc.Path)
 		for _, c := range sc.Covers {
 			fmt.Printf("%-8s %-28s   covers: %s\n", "", "", c)
 		}
 	}
-	if bad {
-		return errFailed
-	}
-	return nil
+	return loadErr
 }

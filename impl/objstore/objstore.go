@@ -8,6 +8,7 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ var ErrProbe = errors.New("checksum validation probe inconclusive")
 func Probe(ctx context.Context, s Store, key string) (Trust, error) {
 	data := []byte("oplogha checksum validation probe")
 	wrong := crc64nvme.Checksum(data) ^ 0x5a5a
-	err := s.PutIfAbsent(ctx, key, bytesReaderAt(data), int64(len(data)), wrong)
+	err := s.PutIfAbsent(ctx, key, bytes.NewReader(data), int64(len(data)), wrong)
 	switch {
 	case errors.Is(err, ErrCorrupt):
 		return Trust{ServerValidatesChecksums: true}, nil
@@ -99,19 +100,6 @@ func Probe(ctx context.Context, s Store, key string) (Trust, error) {
 		return Trust{}, nil
 	}
 	return Trust{}, fmt.Errorf("%w: %v", ErrProbe, err)
-}
-
-type bytesReaderAt []byte
-
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // VerifiedPut puts src create-only and proves the stored object is exactly

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,26 +101,13 @@ func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix 
 		if err != nil {
 			return nil, err
 		}
-		res, err := objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, obj.name), bytesAt(data), int64(len(data)), crc64nvme.Checksum(data))
+		res, err := objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, obj.name), bytes.NewReader(data), int64(len(data)), crc64nvme.Checksum(data))
 		if err != nil {
 			return nil, err
 		}
 		w.Proofs[obj.name] = res.Proof
 	}
 	return w, nil
-}
-
-type bytesAt []byte
-
-func (b bytesAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // ReadSmall reads a small object whole (descriptor, manifest), bounded.
