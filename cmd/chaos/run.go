@@ -197,9 +197,9 @@ func cmdList(ctx context.Context, args []string) error {
 	}
 	scs, loadErr := loadAll(files)
 	for _, sc := range scs {
-		fmt.Printf("%-8s %-28s %s\n", sc.Tier, sc.Name, sc.Path)
+		fmt.Printf("%-13s %-24s %s\n", sc.Tier, sc.Name, sc.Path)
 		for _, c := range sc.Covers {
-			fmt.Printf("%-8s %-28s   covers: %s\n", "", "", c)
+			fmt.Printf("%-13s %-24s   covers: %s\n", "", "", c)
 		}
 	}
 	return loadErr
