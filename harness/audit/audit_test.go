@@ -11,6 +11,8 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -251,4 +253,52 @@ func TestRecoverySource(t *testing.T) {
 	require.False(t, r.Pass)
 	require.Contains(t, evidence0(r), `bootstrapped from "oplog", expected one of [latest]`)
 	require.False(t, RecoverySource(&Input{Nodes: []Node{n}}).Pass, "no expectation is no pass")
+}
+
+func pointerJSON(t *testing.T, batch uint64) []byte {
+	t.Helper()
+	id := snapshot.ID{BatchID: batch, Lease: 1, Random: "00112233445566aa"} // deterministic: equal batches, equal pointers
+	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch, ProducerViewVersion: 1,
+		PayloadSize: 10, PayloadChecksum: snapshot.CRC64NVME(batch), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
+	b, err := p.Encode()
+	require.NoError(t, err)
+	return b
+}
+
+func TestKeyspaceOrderPointerRules(t *testing.T) {
+	base := func() *revs {
+		r := goodHistory()
+		r.rev++
+		r.put(r.ks.SnapshotLatest(), pointerJSON(t, 2), 1)
+		r.rev++
+		r.put(r.ks.SnapshotLatest(), pointerJSON(t, 4), 2)
+		r.put(r.ks.SnapshotFallback(), pointerJSON(t, 2), 1)
+		return r
+	}
+	res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: base().events})
+	require.True(t, res.Pass, evidence0(res))
+	require.Contains(t, res.Summary, "2 pointer publications")
+
+	r := base()
+	r.rev++
+	r.put(r.ks.SnapshotLatest(), pointerJSON(t, 3), 3)
+	r.put(r.ks.SnapshotFallback(), pointerJSON(t, 4), 2)
+	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "latest pointer regressed from batch 4 to 3")
+
+	r = base()
+	r.rev++
+	r.put(r.ks.SnapshotLatest(), pointerJSON(t, 6), 3)
+	r.put(r.ks.SnapshotFallback(), pointerJSON(t, 2), 2) // not the latest it replaced
+	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "fallback written with a value latest did not hold")
+
+	r = base()
+	r.rev++
+	r.put(r.ks.SnapshotLatest(), []byte("junk"), 3)
+	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "latest pointer written malformed")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -19,7 +20,9 @@ import (
 //   - a batch key is written once and never overwritten;
 //   - a batch is deleted only when a compaction floor covering it was
 //     committed at an earlier revision, and never the prefix's batch;
-//   - the floor never decreases.
+//   - the floor never decreases;
+//   - the latest pointer's cursor only grows, and a fallback is only ever
+//     written with the value latest held just before (rotation).
 func KeyspaceOrder(in *Input) Result {
 	ks, err := keyspace.New(in.ClusterID)
 	if err != nil {
@@ -36,6 +39,9 @@ func KeyspaceOrder(in *Input) Result {
 		deletes    int
 		viewPuts   int
 		prefixPuts int
+		latestRaw  []byte
+		latestCur  *state.Cursor
+		pubs       int
 	)
 	events := in.Etcd
 	for i := 0; i < len(events); {
@@ -48,8 +54,34 @@ func KeyspaceOrder(in *Input) Result {
 		i = j
 		var batchPuts []state.Batch
 		var prefixPut *oplog.DurablePrefix
+		prevLatest := latestRaw
 		for _, e := range group {
 			switch {
+			case e.Key == ks.SnapshotLatest():
+				if e.Type != "put" {
+					ev.add("rev %d: latest pointer deleted", rev)
+					continue
+				}
+				pubs++
+				latestRaw = e.Value
+				p, err := publish.DecodePointer(e.Value)
+				if err != nil {
+					ev.add("rev %d: latest pointer written malformed: %v", rev, err)
+					continue
+				}
+				c := p.Cursor()
+				if latestCur != nil && c.BatchID <= latestCur.BatchID {
+					ev.add("rev %d: latest pointer regressed from batch %d to %d (%s)", rev, latestCur.BatchID, c.BatchID, p.SnapshotID)
+				}
+				latestCur = &c
+			case e.Key == ks.SnapshotFallback():
+				if e.Type != "put" {
+					ev.add("rev %d: fallback pointer deleted", rev)
+					continue
+				}
+				if prevLatest == nil || string(e.Value) != string(prevLatest) {
+					ev.add("rev %d: fallback written with a value latest did not hold just before", rev)
+				}
 			case e.Key == ks.ProducerView():
 				if e.Type != "put" {
 					ev.add("rev %d: producer view deleted", rev)
@@ -155,7 +187,7 @@ func KeyspaceOrder(in *Input) Result {
 			prefix = prefixPut
 		}
 	}
-	summary := fmt.Sprintf("%d revisions of history: %d batch appends, %d view claims, %d prefix moves, %d batch deletes", len(distinctRevs(events)), batches, viewPuts, prefixPuts, deletes)
+	summary := fmt.Sprintf("%d revisions of history: %d batch appends, %d view claims, %d prefix moves, %d batch deletes, %d pointer publications", len(distinctRevs(events)), batches, viewPuts, prefixPuts, deletes, pubs)
 	if len(events) == 0 {
 		ev.add("no etcd history in the bundle")
 	}

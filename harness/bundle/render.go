@@ -162,7 +162,7 @@ func (b *Bundle) timelineSVG() string {
 			seen[n.Name] = true
 		}
 	}
-	lanes := 2 + len(masters)
+	lanes := 3 + len(masters)
 	chartTop := 20 + float64(lanes)*lane + 10
 	chartH := 90.0
 	height := chartTop + chartH + 40
@@ -209,14 +209,23 @@ func (b *Bundle) timelineSVG() string {
 	for _, f := range open {
 		drawFault(f, audit.Event{At: end})
 	}
+	// snapshot publications
+	label(2, "snapshots")
+	for _, e := range b.Input.Events {
+		if e.Kind != "snapshot" {
+			continue
+		}
+		cx, cy := x(e.At), laneY(2)+10
+		fmt.Fprintf(&s, `<path d="M%.1f %.1f l6 -7 l6 7 l-6 7 z" fill="#8250df"><title>%s</title></path>`, cx-6, cy, template.HTMLEscapeString(e.Detail))
+	}
 	// roles per master
 	for i, m := range masters {
-		label(2+i, m)
+		label(3+i, m)
 		var cur string
 		var since int64
 		flush := func(to int64) {
 			if cur != "" {
-				fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="16" fill="%s"><title>%s %s</title></rect>`, x(since), laneY(2+i)+2, math.Max(1, x(to)-x(since)), roleColor[cur], m, cur)
+				fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="16" fill="%s"><title>%s %s</title></rect>`, x(since), laneY(3+i)+2, math.Max(1, x(to)-x(since)), roleColor[cur], m, cur)
 			}
 		}
 		for _, e := range b.Input.Events {
@@ -270,6 +279,8 @@ func (b *Bundle) timelineSVG() string {
 		lx += 90
 	}
 	fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="#cf222e" opacity="0.55"/><text x="%.1f" y="%.1f">fault</text>`, lx, height-14, lx+14, height-5)
+	lx += 70
+	fmt.Fprintf(&s, `<path d="M%.1f %.1f l5 -5 l5 5 l-5 5 z" fill="#8250df"/><text x="%.1f" y="%.1f">snapshot published</text>`, lx, height-9, lx+14, height-5)
 	s.WriteString(`</svg>`)
 	return s.String()
 }

@@ -35,6 +35,10 @@ type Options struct {
 	// EtcdFor, when set, gives node i its own etcd endpoints (its links to
 	// each member) instead of EtcdEndpoints.
 	EtcdFor func(i int) ([]string, error)
+	// ConfigFor, when set, adds node-specific config keys (e.g. its S3 link).
+	ConfigFor func(i int) (map[string]any, error)
+	// Env is extra environment for every node (credentials: never in args or config files).
+	Env []string
 }
 
 // Node is one master.
@@ -92,6 +96,15 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 		for k, v := range opts.Config {
 			cfg[k] = v
 		}
+		if opts.ConfigFor != nil {
+			extra, err := opts.ConfigFor(i)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range extra {
+				cfg[k] = v
+			}
+		}
 		data, err := yaml.Marshal(cfg)
 		if err != nil {
 			return nil, err
@@ -114,7 +127,7 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 
 // StartNode (re)starts one node with its config.
 func (s *Set) StartNode(n *Node) error {
-	env := []string{"GOFAIL_HTTP=" + n.FailpointAddr}
+	env := append([]string{"GOFAIL_HTTP=" + n.FailpointAddr}, s.opts.Env...)
 	if s.opts.Failpoints != "" {
 		env = append(env, "GOFAIL_FAILPOINTS="+s.opts.Failpoints)
 	}

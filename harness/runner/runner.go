@@ -191,7 +191,8 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	}
 	r.binaries = bins
 	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
-		MasterConfig: r.sc.Cluster.Config, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed}
+		MasterConfig: r.sc.Cluster.Config, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
+		S3: r.sc.Cluster.S3}
 	r.prog.set("booting cluster", "")
 	c, err := runtime.Up(ctx, group, bins, shape, r.work)
 	r.cluster = c
@@ -307,7 +308,7 @@ func (r *run) meta(runErr error) bundle.Meta {
 	if r.cluster != nil {
 		m.BootMS = r.cluster.Boot.Milliseconds()
 	}
-	for _, b := range []runtime.BinaryInfo{r.binaries.Etcd, r.binaries.Toxiproxy, r.binaries.Master} {
+	for _, b := range []runtime.BinaryInfo{r.binaries.Etcd, r.binaries.Toxiproxy, r.binaries.Master, r.binaries.Versity, r.binaries.FakeS3} {
 		if b.Name != "" {
 			m.Binaries = append(m.Binaries, bundle.Binary{Name: b.Name, Version: b.Version, SHA256: b.SHA256})
 		}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -153,6 +154,8 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			_, ok := r.gen.Ops()
 			return ok-base >= int64(w.Ops), fmt.Sprintf("%d of %d acknowledged ops", ok-base, w.Ops)
 		})
+	case "snapshots":
+		return r.waitSnapshots(ctx, w.Count)
 	case "role":
 		node := w.Node
 		if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
@@ -259,4 +262,42 @@ func poll(ctx context.Context, cond func() (bool, string)) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// waitSnapshots waits for count new publications of the latest pointer,
+// reading etcd directly (the observer puts each on the timeline).
+func (r *run) waitSnapshots(ctx context.Context, count int) error {
+	cli, err := r.cluster.Etcd.Client(nil)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	key := "/oplog/" + r.sc.Cluster.ClusterID + "/snapshot/latest"
+	var last string
+	if resp, err := cli.Get(ctx, key); err == nil && len(resp.Kvs) > 0 {
+		last = string(resp.Kvs[0].Value)
+	}
+	seen := 0
+	return poll(ctx, func() (bool, string) {
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(resp.Kvs) > 0 && string(resp.Kvs[0].Value) != last {
+			last = string(resp.Kvs[0].Value)
+			seen++
+		}
+		return seen >= count, fmt.Sprintf("%d of %d publications", seen, count)
+	})
+}
+
+func pointerSummary(raw string) string {
+	var p struct {
+		ID    string `json:"snapshot_id"`
+		Batch uint64 `json:"last_included_batch_id"`
+	}
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return "unparseable latest pointer"
+	}
+	return fmt.Sprintf("%s at batch %d", p.ID, p.Batch)
 }

@@ -43,12 +43,27 @@ func (t *timeline) snapshot() ([]audit.Event, string) {
 	return append([]audit.Event(nil), t.events...), t.last
 }
 
-// observe polls every master's health and records each role change, until ctx ends.
+// observe polls every master's health and the latest pointer, and records
+// each role change and each publication, until ctx ends.
 func (r *run) observe(ctx context.Context) {
 	roles := map[string]string{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	cli, err := r.cluster.Etcd.Client(nil)
+	if err == nil {
+		defer cli.Close()
+	}
+	latestKey := "/oplog/" + r.sc.Cluster.ClusterID + "/snapshot/latest"
+	var latest string
 	for {
+		if cli != nil {
+			gctx, cancel := context.WithTimeout(ctx, time.Second)
+			if resp, err := cli.Get(gctx, latestKey); err == nil && len(resp.Kvs) > 0 && string(resp.Kvs[0].Value) != latest {
+				latest = string(resp.Kvs[0].Value)
+				r.events.add("snapshot", "published", "", pointerSummary(latest), true)
+			}
+			cancel()
+		}
 		hs := r.cluster.Masters.Health(ctx)
 		for i, h := range hs {
 			name := r.cluster.Masters.Nodes[i].Name

@@ -13,13 +13,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/harness/toxi"
+	"github.com/oplogha/oplogha/impl/objstore/s3"
 )
 
 // Shape is what to bring up.
@@ -31,11 +34,20 @@ type Shape struct {
 	EtcdQuotaBytes int64
 	Failpoints     string // GOFAIL_FAILPOINTS given to every master at start
 	Seed           int64
+	// S3 is the snapshot store: versitygw, gofakes3, local, or "" for none.
+	// With one, masters get object_store settings (each through its own link).
+	S3 string
 }
+
+// Bucket and prefix the harness gives masters.
+const (
+	SnapshotBucket = "oplogha-snapshots"
+	SnapshotPrefix = "snapshots"
+)
 
 // Binaries are the programs a run uses.
 type Binaries struct {
-	Etcd, Toxiproxy, Master BinaryInfo
+	Etcd, Toxiproxy, Master, Versity, FakeS3 BinaryInfo
 }
 
 // BinaryInfo identifies a binary for the bundle.
@@ -53,7 +65,7 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string) (Binarie
 	for _, t := range []struct {
 		name string
 		dst  *BinaryInfo
-	}{{"etcd", &b.Etcd}, {"toxiproxy", &b.Toxiproxy}} {
+	}{{"etcd", &b.Etcd}, {"toxiproxy", &b.Toxiproxy}, {"versitygw", &b.Versity}, {"gofakes3", &b.FakeS3}} {
 		tb, err := cache.Path(ctx, t.name)
 		if err != nil {
 			return b, err
@@ -64,7 +76,7 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string) (Binarie
 	if err := bin.BuildProject(ctx, cache.Root, "./cmd/master", b.Master.Path); err != nil {
 		return b, err
 	}
-	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master} {
+	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master, &b.Versity, &b.FakeS3} {
 		sum, err := fileSHA256(x.Path)
 		if err != nil {
 			return b, err
@@ -94,6 +106,7 @@ type Cluster struct {
 	Toxi    *toxi.Server
 	Etcd    *etcd.Cluster
 	Masters *masters.Set
+	S3      *s3server.Server // nil without an S3 store
 	Boot    time.Duration
 }
 
@@ -126,7 +139,11 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 		return c, err
 	}
 	c.Etcd = ec
-	set, err := masters.Start(ctx, group, masters.Options{
+	storeCfg, env, err := c.startStore(ctx, group, bins, shape)
+	if err != nil {
+		return c, err
+	}
+	set, err := masters.Start(ctx, group, masters.Options{Env: env, ConfigFor: storeCfg,
 		Binary: bins.Master.Path, Dir: filepath.Join(dir, "masters"), ClusterID: shape.ClusterID, Count: shape.Masters,
 		Config: shape.MasterConfig, Failpoints: shape.Failpoints,
 		AdvertiseFor: func(i int, listen string) (string, error) {
@@ -157,4 +174,46 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	}
 	c.Boot = time.Since(start)
 	return c, nil
+}
+
+// startStore starts the snapshot store of the shape and returns each
+// master's store settings and the credentials' environment.
+func (c *Cluster) startStore(ctx context.Context, group *proc.Group, bins Binaries, shape Shape) (func(int) (map[string]any, error), []string, error) {
+	switch shape.S3 {
+	case "":
+		return nil, nil, nil
+	case "local":
+		dir := filepath.Join(c.Dir, "store")
+		return func(int) (map[string]any, error) {
+			return map[string]any{"object_store": "local", "local_store_dir": dir}, nil
+		}, nil, nil
+	case s3server.Versity, s3server.FakeS3:
+	default:
+		return nil, nil, fmt.Errorf("s3 %q: want versitygw, gofakes3, local or nothing", shape.S3)
+	}
+	binary := bins.Versity.Path
+	if shape.S3 == s3server.FakeS3 {
+		binary = bins.FakeS3.Path
+	}
+	srv, err := s3server.Start(ctx, group, shape.S3, binary, filepath.Join(c.Dir, "s3"))
+	if err != nil {
+		return nil, nil, err
+	}
+	c.S3 = srv
+	st, err := s3.New(s3.Config{Endpoint: srv.Endpoint, Bucket: SnapshotBucket, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		return nil, nil, err
+	}
+	upstream := strings.TrimPrefix(srv.Endpoint, "http://")
+	env := []string{"OPLOGHA_S3_ACCESS_KEY_ID=" + srv.AccessKey, "OPLOGHA_S3_SECRET_ACCESS_KEY=" + srv.SecretKey}
+	return func(i int) (map[string]any, error) {
+		l, err := c.Toxi.Add(fmt.Sprintf("master-%d.s3", i), upstream)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"object_store": "s3", "s3_endpoint": "http://" + l.Listen, "s3_bucket": SnapshotBucket, "s3_prefix": SnapshotPrefix}, nil
+	}, env, nil
 }

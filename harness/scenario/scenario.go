@@ -43,6 +43,7 @@ type Cluster struct {
 	Config         map[string]any    `yaml:"config,omitempty"` // master config keys for every node
 	EtcdQuotaBytes int64             `yaml:"etcd_quota_bytes,omitempty"`
 	Failpoints     map[string]string `yaml:"failpoints,omitempty"` // enabled on every master at start
+	S3             string            `yaml:"s3,omitempty"`         // snapshot store: versitygw | gofakes3 | local
 }
 
 // Step is one step; exactly one action field is set.
@@ -62,12 +63,13 @@ type Step struct {
 
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role
+	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
 	Node      string        `yaml:"node,omitempty"`      // role: node name or a fault's `as` name
 	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
+	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
 }
 
 // Restart restarts a group of masters.
@@ -272,6 +274,11 @@ func (sc *Scenario) validate() []string {
 	if sc.Cluster.Masters < 1 || sc.Cluster.Masters > 7 {
 		bad(0, "cluster.masters: %d: want 1..7", sc.Cluster.Masters)
 	}
+	switch sc.Cluster.S3 {
+	case "", "versitygw", "gofakes3", "local":
+	default:
+		bad(0, "cluster.s3: %q: want versitygw, gofakes3 or local", sc.Cluster.S3)
+	}
 	if len(sc.Steps) == 0 {
 		bad(0, "steps: at least one step")
 	}
@@ -318,8 +325,15 @@ func (sc *Scenario) validate() []string {
 				if w.Node == "" || w.Role == "" {
 					bad(s.Line, "step %d: wait for role needs node and role", i+1)
 				}
+			case "snapshots":
+				if w.Count <= 0 {
+					bad(s.Line, "step %d: wait for snapshots needs count > 0", i+1)
+				}
+				if sc.Cluster.S3 == "" {
+					bad(s.Line, "step %d: wait for snapshots needs cluster.s3 (a snapshot store)", i+1)
+				}
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops or role", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role or snapshots", i+1, w.For)
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/state"
 )
@@ -59,6 +60,8 @@ type Master struct {
 	leaderURL string
 	committer *oplog.GroupCommitter
 	boot      BootstrapInfo
+	store     objstore.Store
+	trust     objstore.Trust
 	durable   oplog.DurablePrefix
 	applyErr  string
 
@@ -116,9 +119,15 @@ func (m *Master) Run(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 	}()
 	m.log.Info("started", "phase", "start", "listen", ln.Addr().String(), "advertise", m.cfg.advertise(), "etcd", m.cfg.EtcdEndpoints)
+	if m.store, m.trust, err = m.openStore(ctx); err != nil {
+		return fmt.Errorf("snapshot store: %w", err)
+	}
 
 	if err := m.bootstrapUntilDone(ctx); err != nil {
 		return err
+	}
+	if m.cfg.EnableStandbySnapshot {
+		go m.snapshotLoop(ctx)
 	}
 	for ctx.Err() == nil {
 		term, err := m.standbyTerm(ctx)
@@ -188,37 +197,6 @@ func (m *Master) bootstrapUntilDone(ctx context.Context) error {
 		m.log.Error("bootstrap failed closed", "phase", "bootstrap", "code", errorCode(err), "err", err)
 		sleep(ctx, 2*time.Second)
 	}
-}
-
-// bootstrap reads the complete OpLog into a temporary state and installs it
-// only when all of it is valid. (Pointer snapshots arrive with publication.)
-func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
-	start := time.Now()
-	tmp := state.New()
-	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
-	head, err := r.ReadAll(ctx, tmp.Apply)
-	if err != nil {
-		return BootstrapInfo{Error: err.Error()}, err
-	}
-	info := BootstrapInfo{Source: "oplog", Duration: time.Since(start)}
-	if head.Prefix.BatchID == 0 {
-		info.Source = "empty"
-	}
-	m.mu.Lock()
-	m.st = tmp
-	m.mu.Unlock()
-	m.noteDurable(head.Prefix)
-	m.noteApplied(tmp.Cursor())
-	for _, s := range []string{"latest", "fallback", "oplog", "empty"} {
-		v := 0.0
-		if s == info.Source {
-			v = 1
-		}
-		m.m.bootstrapSource.WithLabelValues(s).Set(v)
-	}
-	m.m.bootstrapSeconds.Set(info.Duration.Seconds())
-	m.log.Info("bootstrapped", "phase", "bootstrap", "source", info.Source, "cursor", tmp.Cursor().String(), "duration_ms", info.Duration.Milliseconds())
-	return info, nil
 }
 
 func (m *Master) noteApplied(c state.Cursor) {

@@ -28,6 +28,17 @@ type metrics struct {
 	bootstrapSeconds  prometheus.Gauge
 	bootstrapFailures prometheus.Counter
 	requests          *prometheus.CounterVec
+
+	snapshotAttempts    *prometheus.CounterVec
+	snapshotSkips       *prometheus.CounterVec
+	snapshotFailures    *prometheus.CounterVec
+	phaseSeconds        *prometheus.GaugeVec
+	snapshotLag         prometheus.Gauge
+	capturedBytes       prometheus.Gauge
+	latestSnapshotBatch prometheus.Gauge
+	leaseAcquisitions   prometheus.Counter
+	casConflicts        prometheus.Counter
+	orphans             prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -54,6 +65,20 @@ func newMetrics() *metrics {
 	m.bootstrapSeconds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_bootstrap_duration_seconds", Help: "duration of the last bootstrap"})
 	m.bootstrapFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_bootstrap_failures_total", Help: "bootstrap attempts that failed closed"})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_client_requests_total", Help: "client API requests by op and outcome (ok, failed, unknown)"}, []string{"op", "outcome"})
+	m.snapshotAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_capture_attempts_total", Help: "snapshot attempts that got past admission, by result (published, failed)"}, []string{"result"})
+	m.snapshotSkips = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_capture_skips_total", Help: "snapshot attempts skipped, by reason"}, []string{"reason"})
+	m.snapshotFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_capture_failures_total", Help: "snapshot attempts failed, by stable code"}, []string{"code"})
+	m.phaseSeconds = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_snapshot_phase_seconds", Help: "duration of the last snapshot's phases (copy, encode, decode, upload, cas)"}, []string{"phase"})
+	m.snapshotLag = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_lag_at_admission_batches", Help: "durable prefix minus applied batch at the last admission"})
+	m.capturedBytes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_captured_bytes", Help: "payload bytes of the last encoded capture"})
+	m.latestSnapshotBatch = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_latest_snapshot_batch_id", Help: "cursor of the last snapshot this node published"})
+	m.leaseAcquisitions = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_lease_acquisitions_total", Help: "maintenance lease acquisitions"})
+	m.casConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_cas_conflicts_total", Help: "pointer CAS conflicts"})
+	m.orphans = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_orphans_total", Help: "uploaded candidates left unpublished"})
+	for _, c := range []prometheus.Collector{m.snapshotAttempts, m.snapshotSkips, m.snapshotFailures, m.phaseSeconds, m.snapshotLag, m.capturedBytes,
+		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans} {
+		f(c)
+	}
 	for _, c := range []prometheus.Collector{m.role, m.roleGeneration, m.serving, m.appliedBatch, m.appliedSeq, m.durablePrefix, m.producerView,
 		m.promotions, m.promotionSeconds, m.demotions, m.batchesCommitted, m.entriesCommitted, m.commitFailures, m.batchesApplied,
 		m.applyFailures, m.bootstrapSource, m.bootstrapSeconds, m.bootstrapFailures, m.requests} {

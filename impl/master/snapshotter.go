@@ -1,0 +1,259 @@
+package master
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"time"
+
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// snapshotLoop is the standby snapshot scheduler: at most one local attempt
+// at a time, started only while this node is a standby. The primary never
+// starts one.
+func (m *Master) snapshotLoop(ctx context.Context) {
+	interval := time.Duration(m.cfg.SnapshotIntervalSeconds) * time.Second
+	tick := min(max(interval/4, 200*time.Millisecond), 5*time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := m.trySnapshot(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("snapshot attempt failed", "phase", "snapshot", "code", snapshotCode(err), "err", err)
+		}
+	}
+}
+
+// errSkip marks an attempt that did not start, with its reason as the metric label.
+type errSkip struct{ reason string }
+
+func (e errSkip) Error() string { return "skipped: " + e.reason }
+
+func skip(reason string) error { return errSkip{reason} }
+
+// phaseErr names the phase an attempt failed in.
+type phaseErr struct {
+	phase string
+	err   error
+}
+
+func (e *phaseErr) Error() string { return e.phase + ": " + e.err.Error() }
+func (e *phaseErr) Unwrap() error { return e.err }
+
+func failed(phase string, err error) error { return &phaseErr{phase, err} }
+
+func snapshotCode(err error) string {
+	var pe *phaseErr
+	switch {
+	case errors.Is(err, publish.ErrCASConflict):
+		return "cas_conflict"
+	case errors.Is(err, publish.ErrLeaseLost):
+		return "lease_lost"
+	case errors.As(err, &pe):
+		return "snapshot_" + pe.phase + "_failed"
+	}
+	return errorCode(err)
+}
+
+// due decides whether a snapshot is needed: a first or repairing snapshot
+// once a batch exists; otherwise the interval since latest AND the minimum
+// advance, or the capacity trigger (uncompacted batches over the limit),
+// which bypasses the interval but still needs one new batch.
+func (m *Master) due(o publish.Observed, cur state.Cursor, head oplog.Head, floor uint64) (bool, string) {
+	if cur.BatchID == 0 {
+		return false, "empty"
+	}
+	if !o.Latest.Valid() {
+		if o.Fallback.Valid() && cur.BatchID <= o.Fallback.Pointer.LastIncludedBatchID {
+			return false, "no_advance"
+		}
+		return true, "no_latest"
+	}
+	lat := o.Latest.Pointer
+	if cur.BatchID <= lat.LastIncludedBatchID {
+		return false, "no_advance"
+	}
+	if head.Prefix.BatchID-floor > uint64(m.cfg.MaxUncompactedBatches) {
+		return true, "capacity"
+	}
+	if cur.BatchID-lat.LastIncludedBatchID < uint64(m.cfg.SnapshotMinAdvanceBatches) {
+		return false, "min_advance"
+	}
+	age := time.Since(time.UnixMilli(lat.CreatedAtMS))
+	if age < time.Duration(m.cfg.SnapshotIntervalSeconds)*time.Second {
+		return false, "interval"
+	}
+	return true, "interval"
+}
+
+func (m *Master) readFloor(ctx context.Context) (uint64, error) {
+	resp, err := m.cli.Get(ctx, m.ks.CompactionFloor())
+	if err != nil || len(resp.Kvs) == 0 {
+		return 0, err
+	}
+	f, err := oplog.DecodeFloor(resp.Kvs[0].Value)
+	return f.BatchID, err
+}
+
+// admit reads pointers, prefix and floor and applies the trigger and
+// admission rules; it returns the observation the publication CAS compares.
+func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error) {
+	o, err := publish.Observe(ctx, m.cli, m.ks)
+	if err != nil {
+		return o, oplog.Head{}, err
+	}
+	head, err := (&oplog.Reader{KV: m.cli, Keyspace: m.ks}).ReadHead(ctx)
+	if err != nil {
+		return o, head, err
+	}
+	floor, err := m.readFloor(ctx)
+	if err != nil {
+		return o, head, err
+	}
+	cur := m.cursor()
+	if ok, why := m.due(o, cur, head, floor); !ok {
+		return o, head, skip(why)
+	}
+	lag := head.Prefix.BatchID - min(head.Prefix.BatchID, cur.BatchID)
+	m.m.snapshotLag.Set(float64(lag))
+	if lag > uint64(m.cfg.MaxSnapshotLagBatches) {
+		return o, head, skip("lag")
+	}
+	n, _ := m.capture().Len()
+	if err := (snapshot.Budget{MaxCaptureBytes: m.cfg.MaxSnapshotCaptureBytes, WorkDir: m.workDir()}).Check(snapshot.EstimateFor(n)); err != nil {
+		return o, head, skip(snapshot.SkipReason(err))
+	}
+	return o, head, nil
+}
+
+func (m *Master) workDir() string {
+	if m.cfg.SnapshotWorkDir != "" {
+		return m.cfg.SnapshotWorkDir
+	}
+	return os.TempDir()
+}
+
+// trySnapshot is one attempt: admission, the maintenance lease, re-admission
+// under the lease, an O(1) capture valid only if no role transition
+// overlapped it, then encode, decode-check, verified upload and the fenced
+// pointer CAS — none of which touches the live state again.
+func (m *Master) trySnapshot(ctx context.Context) (err error) {
+	role, gen0 := m.RoleGeneration()
+	if role != RoleStandby {
+		return nil
+	}
+	defer func() {
+		var s errSkip
+		switch {
+		case errors.As(err, &s):
+			m.m.snapshotSkips.WithLabelValues(s.reason).Inc()
+			err = nil
+		case err != nil:
+			m.m.snapshotAttempts.WithLabelValues("failed").Inc()
+			m.m.snapshotFailures.WithLabelValues(snapshotCode(err)).Inc()
+		}
+	}()
+	if _, _, err := m.admit(ctx); err != nil {
+		return err
+	}
+	lease, err := publish.AcquireLease(ctx, m.cli, m.ks, m.cfg.nodeID(), int64(max(10, m.cfg.SnapshotIntervalSeconds)))
+	if errors.Is(err, publish.ErrLeaseHeld) {
+		return skip("lease_held")
+	}
+	if err != nil {
+		return failed("lease", err)
+	}
+	m.m.leaseAcquisitions.Inc()
+	defer func() { _ = lease.Release(context.WithoutCancel(ctx)) }()
+	// The winner rereads pointers, prefix and triggers.
+	o, _, err := m.admit(ctx)
+	if err != nil {
+		return err
+	}
+	view, err := oplog.ReadProducerView(ctx, m.cli, m.ks)
+	if err != nil {
+		return failed("view", err)
+	}
+	start := time.Now()
+	capture := m.capture()
+	if role, gen1 := m.RoleGeneration(); role != RoleStandby || gen1 != gen0 {
+		return skip("promotion") // a role transition overlapped the copy: the capture is discarded
+	}
+	m.m.phaseSeconds.WithLabelValues("copy").Set(time.Since(start).Seconds())
+	return m.publishCapture(ctx, capture, view, o, lease)
+}
+
+// publishCapture runs from an immutable capture only.
+func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, view uint64, o publish.Observed, lease *publish.Lease) error {
+	cur := capture.Cursor()
+	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
+	prefix := path.Join(m.storePrefix(), id.String())
+	log := m.log.With("snapshot_id", id.String(), "cursor", cur.String(), "producer_view", view)
+	f, err := os.CreateTemp(m.workDir(), "oplogha-snapshot-*.payload")
+	if err != nil {
+		return failed("workdir", err)
+	}
+	defer func() { f.Close(); os.Remove(f.Name()) }()
+	phase := time.Now()
+	// The capture is copy-on-write: it shares the live state's nodes, so no
+	// second full copy exists to release before the decode-check below.
+	l, err := snapshot.Encode(capture, f, snapshot.DefaultChunkObjects)
+	if err != nil {
+		return failed("encode", err)
+	}
+	m.m.phaseSeconds.WithLabelValues("encode").Set(time.Since(phase).Seconds())
+	m.m.capturedBytes.Set(float64(l.Size))
+	phase = time.Now()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return failed("decode", err)
+	}
+	if _, _, err := snapshot.Decode(bufio.NewReaderSize(f, 1<<20), snapshot.Visitor{}); err != nil {
+		return failed("decode", err)
+	}
+	m.m.phaseSeconds.WithLabelValues("decode").Set(time.Since(phase).Seconds())
+	mf := snapshot.NewManifest(id.String(), view, snapshot.DefaultChunkObjects, l)
+	d := snapshot.Descriptor{SnapshotID: id.String(), SchemaVersion: snapshot.DescriptorSchemaVersion, LastIncludedSeq: cur.Seq, LastIncludedBatchID: cur.BatchID,
+		ProducerViewVersion: view, PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size), ManifestKey: path.Join(prefix, snapshot.ManifestObject),
+		ObjectPrefix: prefix, CreatedAtMS: time.Now().UnixMilli()}
+	if o.Latest.Valid() {
+		d.PreviousSnapshotID = o.Latest.Pointer.SnapshotID
+	}
+	phase = time.Now()
+	w, err := snapshot.Write(ctx, m.store, m.trust, prefix, f, l, mf, d, snapshot.WriteOptions{})
+	if err != nil {
+		m.m.orphans.Inc()
+		return failed("upload", err)
+	}
+	m.m.phaseSeconds.WithLabelValues("upload").Set(time.Since(phase).Seconds())
+	phase = time.Now()
+	plan, err := publish.PlanFor(o, publish.FromDescriptor(d))
+	if err != nil {
+		m.m.orphans.Inc()
+		return failed("plan", err)
+	}
+	res, err := publish.Publish(ctx, m.cli, m.ks, lease.Token, o, plan)
+	if err != nil {
+		m.m.orphans.Inc()
+		if errors.Is(err, publish.ErrCASConflict) {
+			m.m.casConflicts.Inc()
+		}
+		return fmt.Errorf("publish %s (left as an orphan): %w", id, err)
+	}
+	m.m.phaseSeconds.WithLabelValues("cas").Set(time.Since(phase).Seconds())
+	m.m.snapshotAttempts.WithLabelValues("published").Inc()
+	m.m.latestSnapshotBatch.Set(float64(cur.BatchID))
+	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof", string(w.Proofs[snapshot.SegmentsObject]))
+	return nil
+}
