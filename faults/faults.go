@@ -41,6 +41,13 @@ type Env interface {
 	Failpoint(ctx context.Context, master, name, term string) error
 	// Rand is the run's seeded source for choices the scenario leaves open.
 	Rand() *rand.Rand
+	// EtcdGet and EtcdPut read and write a key of the cluster's namespace
+	// directly (not through any link): corruption behind the masters' back.
+	EtcdGet(ctx context.Context, suffix string) ([]byte, error)
+	EtcdPut(ctx context.Context, suffix string, value []byte) (revision int64, err error)
+	// StoreFile is the file behind a stored object, for corruption behind
+	// the S3 server's back.
+	StoreFile(key string) (string, error)
 }
 
 // Link is one proxied connection path.
@@ -68,20 +75,25 @@ type Spec struct {
 
 // Kinds lists the fault kinds with what they do.
 var Kinds = map[string]string{
-	"kill":      "SIGKILL a master or etcd member; heal starts it again",
-	"pause":     "SIGSTOP a master or etcd member; heal sends SIGCONT",
-	"stop":      "graceful stop (SIGTERM, then SIGKILL after grace); heal starts it again",
-	"restart":   "graceful stop and immediate start, in one step",
-	"failpoint": "set a gofail failpoint term on a master; heal clears it, or starts the master again if the failpoint crashed it",
-	"toxic":     "add a toxiproxy toxic to links; heal removes it",
-	"link-down": "cut links (connections reset, new ones refused); heal restores them",
+	"kill":             "SIGKILL a master or etcd member; heal starts it again",
+	"pause":            "SIGSTOP a master or etcd member; heal sends SIGCONT",
+	"stop":             "graceful stop (SIGTERM, then SIGKILL after grace); heal starts it again",
+	"restart":          "graceful stop and immediate start, in one step",
+	"failpoint":        "set a gofail failpoint term on a master; heal clears it, or starts the master again if the failpoint crashed it",
+	"toxic":            "add a toxiproxy toxic to links; heal removes it",
+	"link-down":        "cut links (connections reset, new ones refused); heal restores them",
+	"corrupt-pointer":  "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
+	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
 }
 
 // Injected is a fault in effect.
 type Injected struct {
 	Spec    Spec
 	Targets []string // resolved nodes or links
-	heal    func(ctx context.Context) error
+	// Revisions are the etcd revisions the fault wrote itself, so audits of
+	// the MVCC history can tell injected corruption from the system's writes.
+	Revisions []int64
+	heal      func(ctx context.Context) error
 }
 
 // Heal undoes the fault (a no-op for faults with nothing to undo).
@@ -121,6 +133,14 @@ func (s Spec) Validate() error {
 	case "link-down":
 		if s.Link == "" {
 			return fmt.Errorf("link-down: needs link")
+		}
+	case "corrupt-pointer":
+		if s.Target != "latest" && s.Target != "fallback" && s.Target != "both" {
+			return fmt.Errorf("corrupt-pointer: target %q: want latest, fallback or both", s.Target)
+		}
+	case "corrupt-snapshot":
+		if s.Target != "latest" && s.Target != "fallback" {
+			return fmt.Errorf("corrupt-snapshot: target %q: want latest or fallback", s.Target)
 		}
 	}
 	if s.Stream != "" && s.Stream != "upstream" && s.Stream != "downstream" {
@@ -197,6 +217,25 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			}
 			return env.Failpoint(ctx, node, s.Name, "")
 		}
+	case "corrupt-pointer":
+		slots := []string{s.Target}
+		if s.Target == "both" {
+			slots = []string{"latest", "fallback"}
+		}
+		for _, slot := range slots {
+			rev, err := env.EtcdPut(ctx, "/snapshot/"+slot, []byte(`{"pointer_schema_version":1,"snapshot_id":"corrupted-by-the-harness"`))
+			if err != nil {
+				return nil, err
+			}
+			in.Revisions = append(in.Revisions, rev)
+		}
+		in.Targets = slots
+	case "corrupt-snapshot":
+		target, err := corruptSnapshot(ctx, env, s.Target)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = []string{target}
 	case "toxic", "link-down":
 		links, err := ResolveLinks(ctx, env, s)
 		if err != nil {

@@ -27,13 +27,24 @@ func fates(ops []history.Op) map[[2]string]*keyFate {
 			f = &keyFate{}
 			out[k] = f
 		}
+		// A key may see several puts (a retry after an ambiguous outcome, or a
+		// refused duplicate): the strongest outcome speaks for the key.
 		if op.Kind == history.Put {
-			f.put = op
+			f.put = stronger(f.put, op)
 		} else {
-			f.remove = op
+			f.remove = stronger(f.remove, op)
 		}
 	}
 	return out
+}
+
+// stronger keeps the op whose outcome says more: ok over unknown over failed.
+func stronger(a, b *history.Op) *history.Op {
+	rank := map[string]int{history.OK: 3, history.Unknown: 2, history.Failed: 1}
+	if a == nil || rank[b.Outcome] > rank[a.Outcome] {
+		return b
+	}
+	return a
 }
 
 // AcknowledgedData checks each running node's final state against the

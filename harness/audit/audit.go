@@ -37,6 +37,8 @@ type Event struct {
 	Target string `json:"target,omitempty"`
 	Detail string `json:"detail,omitempty"`
 	OK     bool   `json:"ok"`
+	// Revisions are etcd revisions this event wrote (injected corruption).
+	Revisions []int64 `json:"revisions,omitempty"`
 }
 
 // Input is everything the audits read.
@@ -49,6 +51,35 @@ type Input struct {
 	Final     etcddump.Final
 	Events    []Event
 	Steps     int // fault/heal steps the scenario has
+	// Objects is what the harness found in the snapshot store at the end
+	// (nil: the run had no store).
+	Objects *StoreReport
+}
+
+// StoreReport is the object store as the run left it.
+type StoreReport struct {
+	Store     string         `json:"store"`
+	Pointers  []PointerCheck `json:"pointers"`
+	Snapshots int            `json:"snapshot_groups"` // distinct snapshot ids under the cluster prefix
+	Objects   int            `json:"objects"`
+	Bytes     int64          `json:"bytes"`
+	Listing   []ListedObject `json:"listing,omitempty"`
+}
+
+// PointerCheck is one final pointer opened by exact keys and verified.
+type PointerCheck struct {
+	Slot       string `json:"slot"`
+	Raw        string `json:"raw,omitempty"`
+	SnapshotID string `json:"snapshot_id,omitempty"`
+	Valid      bool   `json:"valid"` // the pointer decoded
+	Verified   bool   `json:"verified"`
+	Error      string `json:"error,omitempty"`
+}
+
+// ListedObject is one stored object.
+type ListedObject struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
 }
 
 // Result is one check's verdict.
@@ -74,6 +105,7 @@ func Checks() []Check {
 		{"keyspace-order", "etcd's MVCC history obeys the OpLog protocol: views grow, prefix and batch move together, batches are written once, deletes only under a published floor", KeyspaceOrder},
 		{"convergence", "every running node ends at the same cursor and state digest", Convergence},
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
+		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},
 	}
 }

@@ -302,3 +302,10 @@ func TestKeyspaceOrderPointerRules(t *testing.T) {
 	require.False(t, res.Pass)
 	require.Contains(t, evidence0(res), "latest pointer written malformed")
 }
+
+func TestAcknowledgedDataWithARefusedDuplicatePut(t *testing.T) {
+	ops := []history.Op{op(history.Put, "k", history.OK, 1, 2), op(history.Put, "k", history.Failed, 3, 4)}
+	ops[1].Code = "object_exists"
+	r := AcknowledgedData(&Input{Ops: ops, Nodes: []Node{nodeWith(map[string]uint64{"k": 10})}})
+	require.True(t, r.Pass, "the acknowledged put speaks for the key: %s", evidence0(r))
+}

@@ -104,3 +104,29 @@ func MinimumWork(in *Input) Result {
 	}
 	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d acknowledged mutations, %d/%d faults and heals, %d promotions", ok, injected, in.Steps, promotions), Evidence: ev.list()}
 }
+
+// ObjectsAudit checks the pointers the run ended with: each slot present must
+// decode, and the snapshot it names must open by exact keys and verify
+// (descriptor, manifest, every payload object's size and checksum, envelope).
+func ObjectsAudit(in *Input) Result {
+	if in.Objects == nil {
+		return Result{Pass: true, Summary: "not applicable: the run had no snapshot store"}
+	}
+	var ev evidence
+	var parts []string
+	for _, p := range in.Objects.Pointers {
+		switch {
+		case !p.Valid:
+			ev.add("%s pointer is malformed at the end: %s", p.Slot, p.Error)
+		case !p.Verified:
+			ev.add("%s pointer names %s, which does not verify: %s", p.Slot, p.SnapshotID, p.Error)
+		default:
+			parts = append(parts, p.Slot+" "+p.SnapshotID+" verified")
+		}
+	}
+	summary := fmt.Sprintf("%s: %d snapshot groups, %d objects, %d bytes", in.Objects.Store, in.Objects.Snapshots, in.Objects.Objects, in.Objects.Bytes)
+	if len(parts) > 0 {
+		summary += "; " + strings.Join(parts, ", ")
+	}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list()}
+}

@@ -23,12 +23,20 @@ import (
 //   - the floor never decreases;
 //   - the latest pointer's cursor only grows, and a fallback is only ever
 //     written with the value latest held just before (rotation).
+//
+// Revisions the harness itself wrote (fault events' Revisions) are skipped.
 func KeyspaceOrder(in *Input) Result {
 	ks, err := keyspace.New(in.ClusterID)
 	if err != nil {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}
 	var ev evidence
+	injected := map[int64]bool{}
+	for _, e := range in.Events {
+		for _, r := range e.Revisions {
+			injected[r] = true
+		}
+	}
 	var (
 		view       uint64
 		prefix     *oplog.DurablePrefix
@@ -52,6 +60,16 @@ func KeyspaceOrder(in *Input) Result {
 		}
 		group := events[i:j]
 		i = j
+		if injected[rev] {
+			// The harness wrote this revision (injected corruption): it is not the
+			// system's doing, but what the system does next must cope with it.
+			for _, e := range group {
+				if e.Key == ks.SnapshotLatest() {
+					latestRaw = e.Value
+				}
+			}
+			continue
+		}
 		var batchPuts []state.Batch
 		var prefixPut *oplog.DurablePrefix
 		prevLatest := latestRaw

@@ -28,6 +28,7 @@ const (
 	EtcdFinalFile   = "etcd/final.json"    // pointers, floor, prefix, batch range, revision
 	EtcdMembersFile = "etcd/members.json"  // member status at the end
 	NodesDir        = "nodes"              // <name>.json (health + state dump), <name>.metrics.txt
+	ObjectsFile     = "objects.json"       // the snapshot store at the end: pointers verified, listing
 	LogsDir         = "logs"               // every process log and config
 	AuditFile       = "audit.json"
 	SummaryFile     = "summary.md"
@@ -182,6 +183,13 @@ func Open(path string) (*Bundle, error) {
 	}
 	if in.Events, err = readEvents(dir); err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, ObjectsFile)); err == nil {
+		var rep audit.StoreReport
+		if err := readJSON(dir, ObjectsFile, &rep); err != nil {
+			return nil, err
+		}
+		in.Objects = &rep
 	}
 	nodes, _ := filepath.Glob(filepath.Join(dir, NodesDir, "*.json"))
 	sort.Strings(nodes)

@@ -14,7 +14,13 @@ import (
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/objstore"
+	"github.com/oplogha/oplogha/impl/objstore/localdir"
+	"github.com/oplogha/oplogha/impl/objstore/s3"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
 // collect reads the evidence while the cluster still runs: every master's
@@ -67,6 +73,9 @@ func (r *run) collect(ctx context.Context) error {
 	}
 	if err := bundle.WriteJSON(r.dir, bundle.EtcdMembersFile, r.cluster.Etcd.Status(ctx)); err != nil {
 		return err
+	}
+	if err := r.collectObjects(ctx, final); err != nil {
+		return fmt.Errorf("object store: %w", err)
 	}
 	f, err := os.Create(filepath.Join(r.dir, bundle.EtcdHistoryFile))
 	if err != nil {
@@ -158,4 +167,70 @@ func copyLogs(work, dst string) error {
 		}
 		return os.WriteFile(out, data, 0o644)
 	})
+}
+
+// collectObjects opens every final pointer's snapshot by exact keys, as a
+// recovering node would, and lists the cluster's snapshot prefix.
+func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
+	var st objstore.Store
+	switch {
+	case r.cluster.S3 != nil:
+		s, err := s3.New(s3.Config{Endpoint: r.cluster.S3.Endpoint, Bucket: runtime.SnapshotBucket, AccessKey: r.cluster.S3.AccessKey, SecretKey: r.cluster.S3.SecretKey})
+		if err != nil {
+			return err
+		}
+		st = s
+	case r.cluster.StoreDir != "":
+		s, err := localdir.New(r.cluster.StoreDir)
+		if err != nil {
+			return err
+		}
+		st = s
+	default:
+		return nil
+	}
+	rep := audit.StoreReport{Store: st.Name()}
+	ns := "/oplog/" + r.sc.Cluster.ClusterID
+	for _, slot := range []string{"latest", "fallback"} {
+		raw, ok := final.Keys[ns+"/snapshot/"+slot]
+		if !ok {
+			continue
+		}
+		pc := audit.PointerCheck{Slot: slot, Raw: raw}
+		p, err := publish.DecodePointer([]byte(raw))
+		if err != nil {
+			pc.Error = err.Error()
+			rep.Pointers = append(rep.Pointers, pc)
+			continue
+		}
+		pc.Valid, pc.SnapshotID = true, p.SnapshotID
+		d, _, _, err := snapshot.Open(ctx, st, p.ObjectPrefix, snapshot.Visitor{})
+		if err == nil {
+			err = publish.Agree(p, d)
+		}
+		if err != nil {
+			pc.Error = err.Error()
+		} else {
+			pc.Verified = true
+		}
+		rep.Pointers = append(rep.Pointers, pc)
+	}
+	list, err := st.List(ctx, runtime.SnapshotPrefix+"/"+r.sc.Cluster.ClusterID+"/")
+	if err != nil {
+		return err
+	}
+	groups := map[string]bool{}
+	for _, o := range list {
+		rep.Objects++
+		rep.Bytes += o.Size
+		rest := strings.TrimPrefix(o.Key, runtime.SnapshotPrefix+"/"+r.sc.Cluster.ClusterID+"/")
+		if id, _, ok := strings.Cut(rest, "/"); ok && id != "_probe" {
+			groups[id] = true
+		}
+		if len(rep.Listing) < 2000 {
+			rep.Listing = append(rep.Listing, audit.ListedObject{Key: o.Key, Size: o.Size})
+		}
+	}
+	rep.Snapshots = len(groups)
+	return bundle.WriteJSON(r.dir, bundle.ObjectsFile, rep)
 }

@@ -66,6 +66,8 @@ type run struct {
 	current  string
 	prog     *progress
 	binaries runtime.Binaries
+	// generations counts traffic starts, so each start draws fresh keys.
+	generations int
 }
 
 // Run runs sc.
@@ -199,7 +201,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
-	r.env = runtime.NewEnv(c, r.sc.Seed)
+	r.env = runtime.NewEnv(c, r.sc.Cluster.ClusterID, r.sc.Seed)
 	r.events.add("note", "boot", "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obs sync.WaitGroup
@@ -257,6 +259,8 @@ func (r *run) startTraffic(ctx context.Context) {
 	}
 	cfg := r.sc.Traffic
 	cfg.Seed = r.sc.Seed
+	cfg.Generation = r.generations
+	r.generations++
 	r.gen = traffic.Start(ctx, cfg, r.env, r.rec)
 	r.events.add("note", "traffic", "", "started", true)
 }

@@ -37,7 +37,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		}
 		r.injected[name] = in
 		r.order = append(r.order, name)
-		r.events.add("fault", st.Fault.Kind, joinTargets(in.Targets), name, true)
+		r.events.addRevisions("fault", st.Fault.Kind, joinTargets(in.Targets), name, in.Revisions)
 		return nil
 	case "heal":
 		if st.Heal == "all" {

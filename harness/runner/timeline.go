@@ -31,6 +31,16 @@ func (t *timeline) add(kind, name, target, detail string, ok bool) {
 	}
 }
 
+// addRevisions records a successful fault that wrote etcd revisions itself.
+func (t *timeline) addRevisions(kind, name, target, detail string, revs []int64) {
+	t.add(kind, name, target, detail, true)
+	if len(revs) > 0 {
+		t.mu.Lock()
+		t.events[len(t.events)-1].Revisions = revs
+		t.mu.Unlock()
+	}
+}
+
 func (t *timeline) lastEvent() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()

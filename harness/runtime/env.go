@@ -7,23 +7,26 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/harness/s3server"
 )
 
 // Env adapts a Cluster to faults.Env with the run's seeded choices.
 type Env struct {
-	C   *Cluster
-	rng *rand.Rand
+	C         *Cluster
+	rng       *rand.Rand
+	clusterID string
 }
 
 // NewEnv returns the cluster's fault environment.
-func NewEnv(c *Cluster, seed int64) *Env {
-	return &Env{C: c, rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa1175))}
+func NewEnv(c *Cluster, clusterID string, seed int64) *Env {
+	return &Env{C: c, clusterID: clusterID, rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa1175))}
 }
 
 var _ faults.Env = (*Env)(nil)
@@ -222,4 +225,45 @@ func (e *Env) NodeForURL(url string) string {
 		}
 	}
 	return ""
+}
+
+func (e *Env) namespace() string { return "/oplog/" + e.clusterID }
+
+// EtcdGet reads a namespace key directly from the members (nil when absent).
+func (e *Env) EtcdGet(ctx context.Context, suffix string) ([]byte, error) {
+	cli, err := e.C.Etcd.Client(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, e.namespace()+suffix)
+	if err != nil || len(resp.Kvs) == 0 {
+		return nil, err
+	}
+	return resp.Kvs[0].Value, nil
+}
+
+// EtcdPut writes a namespace key directly and returns the revision.
+func (e *Env) EtcdPut(ctx context.Context, suffix string, value []byte) (int64, error) {
+	cli, err := e.C.Etcd.Client(nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	resp, err := cli.Put(ctx, e.namespace()+suffix, string(value))
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
+}
+
+// StoreFile maps an object key to the file the store keeps it in.
+func (e *Env) StoreFile(key string) (string, error) {
+	switch {
+	case e.C.S3 != nil && e.C.S3.Kind == s3server.Versity:
+		return filepath.Join(e.C.S3.Dir, "root", SnapshotBucket, filepath.FromSlash(key)), nil
+	case e.C.StoreDir != "":
+		return filepath.Join(e.C.StoreDir, filepath.FromSlash(key)), nil
+	}
+	return "", fmt.Errorf("%w: this store keeps no files the harness can reach", faults.ErrUnavailable)
 }

@@ -101,13 +101,14 @@ func fileSHA256(path string) (string, error) {
 
 // Cluster is a running cluster.
 type Cluster struct {
-	Dir     string
-	Group   *proc.Group
-	Toxi    *toxi.Server
-	Etcd    *etcd.Cluster
-	Masters *masters.Set
-	S3      *s3server.Server // nil without an S3 store
-	Boot    time.Duration
+	Dir      string
+	Group    *proc.Group
+	Toxi     *toxi.Server
+	Etcd     *etcd.Cluster
+	Masters  *masters.Set
+	S3       *s3server.Server // nil without an S3 store
+	StoreDir string           // the local store's directory (S3 "local")
+	Boot     time.Duration
 }
 
 // Up boots a cluster of shape into dir. On error the processes started so
@@ -184,6 +185,7 @@ func (c *Cluster) startStore(ctx context.Context, group *proc.Group, bins Binari
 		return nil, nil, nil
 	case "local":
 		dir := filepath.Join(c.Dir, "store")
+		c.StoreDir = dir
 		return func(int) (map[string]any, error) {
 			return map[string]any{"object_store": "local", "local_store_dir": dir}, nil
 		}, nil, nil

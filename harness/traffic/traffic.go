@@ -28,6 +28,9 @@ type Config struct {
 	Get      float64       `yaml:"get"`
 	Tenants  int           `yaml:"tenants"` // distinct tenants (default 3)
 	Size     uint64        `yaml:"size"`    // object size (default 4096)
+	// Generation distinguishes restarts of the traffic in one run, so keys
+	// stay unique across them.
+	Generation int `yaml:"-"`
 }
 
 func (c *Config) defaults() {
@@ -112,7 +115,7 @@ func (g *Generator) Done() <-chan struct{} { return g.done }
 func (g *Generator) Ops() (all, ok int64) { return g.ops.Load(), g.okOps.Load() }
 
 func (g *Generator) client(ctx context.Context, id int) {
-	rng := rand.New(rand.NewPCG(uint64(g.cfg.Seed), uint64(id)+1))
+	rng := rand.New(rand.NewPCG(uint64(g.cfg.Seed), uint64(g.cfg.Generation)<<32|uint64(id)+1))
 	var interval time.Duration
 	if g.cfg.Rate > 0 {
 		interval = time.Duration(float64(time.Second) * float64(g.cfg.Clients) / g.cfg.Rate)
@@ -194,7 +197,7 @@ func (g *Generator) pick(rng *rand.Rand, id int, n *int) history.Op {
 	}
 	*n++
 	return history.Op{Client: id, Kind: history.Put, Tenant: fmt.Sprintf("tenant-%d", rng.IntN(g.cfg.Tenants)),
-		Key: fmt.Sprintf("c%d-%06d", id, *n), Size: g.cfg.Size}
+		Key: fmt.Sprintf("g%d-c%d-%06d", g.cfg.Generation, id, *n), Size: g.cfg.Size}
 }
 
 func (g *Generator) do(ctx context.Context, url string, op *history.Op) {
