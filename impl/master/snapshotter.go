@@ -98,6 +98,14 @@ func (m *Master) due(o publish.Observed, cur state.Cursor, head oplog.Head, floo
 	return true, "interval"
 }
 
+// lagAdmits measures lag once, at admission, as durable_prefix.batch_id -
+// applied_batch_id, and admits a lag up to and including max (RFC
+// "Admission"); it is not rechecked after upload.
+func lagAdmits(durable, applied uint64, max int) (uint64, bool) {
+	lag := durable - min(durable, applied)
+	return lag, lag <= uint64(max)
+}
+
 func (m *Master) readFloor(ctx context.Context) (uint64, error) {
 	resp, err := m.cli.Get(ctx, m.ks.CompactionFloor())
 	if err != nil || len(resp.Kvs) == 0 {
@@ -126,9 +134,9 @@ func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error
 	if ok, why := m.due(o, cur, head, floor); !ok {
 		return o, head, skip(why)
 	}
-	lag := head.Prefix.BatchID - min(head.Prefix.BatchID, cur.BatchID)
+	lag, ok := lagAdmits(head.Prefix.BatchID, cur.BatchID, m.cfg.MaxSnapshotLagBatches)
 	m.m.snapshotLag.Set(float64(lag))
-	if lag > uint64(m.cfg.MaxSnapshotLagBatches) {
+	if !ok {
 		return o, head, skip("lag")
 	}
 	n, _ := m.capture().Len()

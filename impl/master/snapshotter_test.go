@@ -1,0 +1,75 @@
+package master
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+func TestLagAdmissionAtTheBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		lag  uint64
+		want bool
+	}{{0, true}, {999, true}, {1000, true}, {1001, false}} {
+		lag, ok := lagAdmits(5000+tc.lag, 5000, 1000)
+		require.Equal(t, tc.lag, lag)
+		require.Equal(t, tc.want, ok, "lag %d", tc.lag)
+	}
+	lag, ok := lagAdmits(10, 12, 1000)
+	require.Zero(t, lag, "a cursor ahead of a stale prefix read is no lag")
+	require.True(t, ok)
+}
+
+func pointerAt(batch uint64, created time.Time) *publish.Pointer {
+	id := snapshot.NewID(batch, 1)
+	return &publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch,
+		ProducerViewVersion: 1, PayloadSize: 1, PayloadChecksum: snapshot.CRC64NVME(1), CreatedAtMS: created.UnixMilli(), ObjectPrefix: "p"}
+}
+
+func TestSchedulerTriggers(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SnapshotIntervalSeconds, cfg.SnapshotMinAdvanceBatches, cfg.MaxUncompactedBatches = 60, 10, 500
+	m := &Master{cfg: cfg}
+	head := func(b uint64) oplog.Head {
+		return oplog.Head{Prefix: oplog.DurablePrefix{BatchID: b, LastSeq: b}, Present: true}
+	}
+	at := func(b uint64) state.Cursor { return state.Cursor{BatchID: b, Seq: b} }
+	fresh, old := time.Now(), time.Now().Add(-2*time.Minute)
+	obs := func(p *publish.Pointer) publish.Observed {
+		if p == nil {
+			return publish.Observed{}
+		}
+		return publish.Observed{Latest: publish.Slot{Raw: []byte("x"), Pointer: p}}
+	}
+	cases := []struct {
+		name   string
+		o      publish.Observed
+		cur    state.Cursor
+		head   oplog.Head
+		floor  uint64
+		want   bool
+		reason string
+	}{
+		{"empty cluster: nothing to snapshot", obs(nil), at(0), head(0), 0, false, "empty"},
+		{"first snapshot once a batch exists", obs(nil), at(1), head(1), 0, true, "no_latest"},
+		{"interval and advance both met", obs(pointerAt(100, old)), at(110), head(110), 0, true, "interval"},
+		{"interval met, advance short", obs(pointerAt(100, old)), at(109), head(109), 0, false, "min_advance"},
+		{"advance met, interval not", obs(pointerAt(100, fresh)), at(200), head(200), 0, false, "interval"},
+		{"capacity bypasses the interval", obs(pointerAt(100, fresh)), at(101), head(700), 100, true, "capacity"},
+		{"capacity still needs one new batch", obs(pointerAt(100, fresh)), at(100), head(700), 0, false, "no_advance"},
+		{"nothing newer than latest", obs(pointerAt(100, old)), at(100), head(100), 0, false, "no_advance"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, why := m.due(tc.o, tc.cur, tc.head, tc.floor)
+			require.Equal(t, tc.want, ok)
+			require.Equal(t, tc.reason, why)
+		})
+	}
+}
