@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
 )
 
 // corruptSnapshot flips one byte in the middle of the first payload object
@@ -47,4 +48,35 @@ func corruptSnapshot(ctx context.Context, env Env, slot string) (string, error) 
 		return fmt.Sprintf("%s %s/%s byte %d", slot, p.ID, obj, len(data)/2), nil
 	}
 	return "", fmt.Errorf("%w: no payload object of %s on disk", ErrUnavailable, p.ID)
+}
+
+// corruptBatch overwrites one batch record with bytes that are not a record.
+func corruptBatch(ctx context.Context, env Env, target string) (uint64, int64, error) {
+	var id uint64
+	switch target {
+	case "first":
+		id = 1
+	case "last":
+		raw, err := env.EtcdGet(ctx, "/durable_prefix")
+		if err != nil {
+			return 0, 0, err
+		}
+		var p struct {
+			BatchID uint64 `json:"batch_id"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil || p.BatchID == 0 {
+			return 0, 0, fmt.Errorf("%w: no durable batch to corrupt", ErrUnavailable)
+		}
+		id = p.BatchID
+	default:
+		id, _ = strconv.ParseUint(target, 10, 64)
+	}
+	key := fmt.Sprintf("/batches/%020d", id)
+	if raw, err := env.EtcdGet(ctx, key); err != nil {
+		return 0, 0, err
+	} else if raw == nil {
+		return 0, 0, fmt.Errorf("%w: batch %d is not in the OpLog", ErrUnavailable, id)
+	}
+	rev, err := env.EtcdPut(ctx, key, []byte(`[1,"corrupted by the harness"]`))
+	return id, rev, err
 }

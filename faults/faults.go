@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -84,6 +85,7 @@ var Kinds = map[string]string{
 	"link-down":        "cut links (connections reset, new ones refused); heal restores them",
 	"corrupt-pointer":  "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
 	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
+	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
 }
 
 // Injected is a fault in effect.
@@ -141,6 +143,12 @@ func (s Spec) Validate() error {
 	case "corrupt-snapshot":
 		if s.Target != "latest" && s.Target != "fallback" {
 			return fmt.Errorf("corrupt-snapshot: target %q: want latest or fallback", s.Target)
+		}
+	case "corrupt-batch":
+		if s.Target != "first" && s.Target != "last" {
+			if _, err := strconv.ParseUint(s.Target, 10, 64); err != nil {
+				return fmt.Errorf("corrupt-batch: target %q: want first, last or a batch id", s.Target)
+			}
 		}
 	}
 	if s.Stream != "" && s.Stream != "upstream" && s.Stream != "downstream" {
@@ -236,6 +244,13 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			return nil, err
 		}
 		in.Targets = []string{target}
+	case "corrupt-batch":
+		id, rev, err := corruptBatch(ctx, env, s.Target)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = []string{fmt.Sprintf("batch %d", id)}
+		in.Revisions = []int64{rev}
 	case "toxic", "link-down":
 		links, err := ResolveLinks(ctx, env, s)
 		if err != nil {

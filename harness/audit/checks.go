@@ -56,6 +56,12 @@ func RecoverySource(in *Input) Result {
 			continue
 		}
 		src := n.Health.Bootstrap.Source
+		if n.Health.Role == "failed" && !n.Health.Serving && src == "" {
+			src = "fail-closed"
+			if n.State.Objects != 0 || n.State.Cursor.BatchID != 0 {
+				ev.add("%s failed closed but exposes state: %d objects at batch %d", n.Name, n.State.Objects, n.State.Cursor.BatchID)
+			}
+		}
 		seen = append(seen, n.Name+"="+src)
 		if !slices.Contains(in.Expect.RecoverySource, src) {
 			ev.add("%s bootstrapped from %q, expected one of %v (error: %s)", n.Name, src, in.Expect.RecoverySource, n.Health.Bootstrap.Error)

@@ -301,9 +301,27 @@ func (r *run) settle(ctx context.Context) {
 	r.prog.set("settling", "")
 	r.stopTraffic()
 	r.healAll(ctx)
+	if r.allFailedClosed(ctx) {
+		r.events.add("note", "settle", "", "every running master failed closed: nothing to catch up", true)
+		return
+	}
 	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {
 		r.events.add("note", "settle", "", err.Error(), false)
 	}
+}
+
+// allFailedClosed reports that every running master refused to bootstrap.
+func (r *run) allFailedClosed(ctx context.Context) bool {
+	n := 0
+	for i, h := range r.cluster.Masters.Health(ctx) {
+		if p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name); ok && p.Running() {
+			if h.Role != "failed" {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // meta gathers the run facts.

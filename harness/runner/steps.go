@@ -236,12 +236,12 @@ func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
 		if h.Serving {
 			serving++
 		}
-		if len(a.BootstrapSource) > 0 && !slices.Contains(a.BootstrapSource, h.Bootstrap.Source) {
+		if len(a.BootstrapSource) > 0 && !slices.Contains(a.BootstrapSource, sourceOf(h)) {
 			errs = append(errs, fmt.Errorf("%s bootstrapped from %q, want %v", h.NodeID, h.Bootstrap.Source, a.BootstrapSource))
 		}
 	}
-	if a.Serving > 0 && serving != a.Serving {
-		errs = append(errs, fmt.Errorf("%d serving primaries, want %d", serving, a.Serving))
+	if a.Serving != nil && serving != *a.Serving {
+		errs = append(errs, fmt.Errorf("%d serving primaries, want %d", serving, *a.Serving))
 	}
 	return errors.Join(errs...)
 }
@@ -300,4 +300,13 @@ func pointerSummary(raw string) string {
 		return "unparseable latest pointer"
 	}
 	return fmt.Sprintf("%s at batch %d", p.ID, p.Batch)
+}
+
+// sourceOf is a node's bootstrap source, or "fail-closed" for a node that
+// could not bootstrap and serves nothing.
+func sourceOf(h client.Health) string {
+	if h.Role == "failed" && !h.Serving && h.Bootstrap.Source == "" {
+		return "fail-closed"
+	}
+	return h.Bootstrap.Source
 }

@@ -81,7 +81,7 @@ type Restart struct {
 // Assert checks the cluster now.
 type Assert struct {
 	BootstrapSource []string `yaml:"bootstrap_source,omitempty"` // every running master bootstrapped from one of these
-	Serving         int      `yaml:"serving,omitempty"`          // exactly this many serving primaries (usually 1)
+	Serving         *int     `yaml:"serving,omitempty"`          // exactly this many serving primaries (1, or 0 when failing closed)
 }
 
 // Kind names the step's action.
