@@ -49,6 +49,8 @@ type Env interface {
 	// StoreFile is the file behind a stored object, for corruption behind
 	// the S3 server's back.
 	StoreFile(key string) (string, error)
+	// WorkDir is a master's snapshot work directory.
+	WorkDir(master string) (string, error)
 }
 
 // Link is one proxied connection path.
@@ -86,6 +88,7 @@ var Kinds = map[string]string{
 	"corrupt-pointer":  "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
 	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
+	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 }
 
 // Injected is a fault in effect.
@@ -115,7 +118,7 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("fault kind %q: want one of %s", s.Kind, strings.Join(kindNames(), ", "))
 	}
 	switch s.Kind {
-	case "kill", "pause", "stop", "restart":
+	case "kill", "pause", "stop", "restart", "workdir-full":
 		if s.Target == "" {
 			return fmt.Errorf("%s: needs a target", s.Kind)
 		}
@@ -244,6 +247,20 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			return nil, err
 		}
 		in.Targets = []string{target}
+	case "workdir-full":
+		node, err := ResolveNode(ctx, env, s.Target)
+		if err != nil {
+			return nil, err
+		}
+		dir, err := env.WorkDir(node)
+		if err != nil {
+			return nil, err
+		}
+		if err := fillWorkDir(dir); err != nil {
+			return nil, err
+		}
+		in.Targets = []string{node + " " + dir}
+		in.heal = func(context.Context) error { return unmount(dir) }
 	case "corrupt-batch":
 		id, rev, err := corruptBatch(ctx, env, s.Target)
 		if err != nil {

@@ -225,6 +225,11 @@ func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
 }
 
 func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
+	if a.NoSnapshotsFor > 0 {
+		if err := r.noPublication(ctx, a.NoSnapshotsFor); err != nil {
+			return err
+		}
+	}
 	hs := r.cluster.Masters.Health(ctx)
 	var errs []error
 	serving := 0
@@ -309,4 +314,41 @@ func sourceOf(h client.Health) string {
 		return "fail-closed"
 	}
 	return h.Bootstrap.Source
+}
+
+// noPublication fails if the latest pointer changes within d.
+func (r *run) noPublication(ctx context.Context, d time.Duration) error {
+	cli, err := r.cluster.Etcd.Client(nil)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	key := "/oplog/" + r.sc.Cluster.ClusterID + "/snapshot/latest"
+	read := func() (string, error) {
+		resp, err := cli.Get(ctx, key)
+		if err != nil || len(resp.Kvs) == 0 {
+			return "", err
+		}
+		return string(resp.Kvs[0].Value), nil
+	}
+	first, err := read()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		cur, err := read()
+		if err != nil {
+			return err
+		}
+		if cur != first {
+			return fmt.Errorf("a snapshot was published while none should be: %s", pointerSummary(cur))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
 }

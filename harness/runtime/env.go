@@ -267,3 +267,11 @@ func (e *Env) StoreFile(key string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: this store keeps no files the harness can reach", faults.ErrUnavailable)
 }
+
+// WorkDir is a master's snapshot work directory (set by the harness).
+func (e *Env) WorkDir(master string) (string, error) {
+	if _, ok := e.Node(master); !ok {
+		return "", fmt.Errorf("no master %s", master)
+	}
+	return filepath.Join(e.C.Dir, "work", master), nil
+}

@@ -144,7 +144,23 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	if err != nil {
 		return c, err
 	}
-	set, err := masters.Start(ctx, group, masters.Options{Env: env, ConfigFor: storeCfg,
+	withWorkDir := func(i int) (map[string]any, error) {
+		cfg := map[string]any{"snapshot_work_dir": filepath.Join(dir, "work", fmt.Sprintf("master-%d", i))}
+		if err := os.MkdirAll(cfg["snapshot_work_dir"].(string), 0o755); err != nil {
+			return nil, err
+		}
+		if storeCfg != nil {
+			extra, err := storeCfg(i)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range extra {
+				cfg[k] = v
+			}
+		}
+		return cfg, nil
+	}
+	set, err := masters.Start(ctx, group, masters.Options{Env: env, ConfigFor: withWorkDir,
 		Binary: bins.Master.Path, Dir: filepath.Join(dir, "masters"), ClusterID: shape.ClusterID, Count: shape.Masters,
 		Config: shape.MasterConfig, Failpoints: shape.Failpoints,
 		AdvertiseFor: func(i int, listen string) (string, error) {

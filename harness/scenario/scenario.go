@@ -82,6 +82,8 @@ type Restart struct {
 type Assert struct {
 	BootstrapSource []string `yaml:"bootstrap_source,omitempty"` // every running master bootstrapped from one of these
 	Serving         *int     `yaml:"serving,omitempty"`          // exactly this many serving primaries (1, or 0 when failing closed)
+	// NoSnapshotsFor watches the latest pointer for this long: it must not change.
+	NoSnapshotsFor time.Duration `yaml:"no_snapshots_for,omitempty"`
 }
 
 // Kind names the step's action.
