@@ -51,6 +51,8 @@ type Env interface {
 	StoreFile(key string) (string, error)
 	// WorkDir is a master's snapshot work directory.
 	WorkDir(master string) (string, error)
+	// RevokeWriterLease revokes the lease holding /snapshot/writer and says whose it was.
+	RevokeWriterLease(ctx context.Context, wait time.Duration) (holder string, err error)
 }
 
 // Link is one proxied connection path.
@@ -89,6 +91,7 @@ var Kinds = map[string]string{
 	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
+	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder): the holder's next pointer CAS must fail; no heal",
 }
 
 // Injected is a fault in effect.
@@ -247,6 +250,12 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			return nil, err
 		}
 		in.Targets = []string{target}
+	case "revoke-lease":
+		holder, err := env.RevokeWriterLease(ctx, 20*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = []string{holder}
 	case "workdir-full":
 		node, err := ResolveNode(ctx, env, s.Target)
 		if err != nil {

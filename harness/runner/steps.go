@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,6 +234,11 @@ func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
 			return err
 		}
 	}
+	if a.Metric != nil {
+		if err := r.assertMetric(ctx, a.Metric); err != nil {
+			return err
+		}
+	}
 	hs := r.cluster.Masters.Health(ctx)
 	var errs []error
 	serving := 0
@@ -351,4 +360,53 @@ func (r *run) noPublication(ctx context.Context, d time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// assertMetric scrapes the named node (or every running node for "any") and
+// requires the sample to reach the minimum.
+func (r *run) assertMetric(ctx context.Context, m *scenario.MetricAssert) error {
+	node := m.Node
+	if in, ok := r.injectedOrHealed(m.Node); ok && len(in.Targets) > 0 {
+		node = in.Targets[0]
+	}
+	var seen []string
+	for _, n := range r.cluster.Masters.Nodes {
+		if node != "any" && n.Name != node {
+			continue
+		}
+		if p, ok := r.cluster.Group.Get(n.Name); !ok || !p.Running() {
+			continue
+		}
+		v, err := scrapeSample(ctx, n.DirectURL+"/metrics", m.Sample)
+		if err != nil {
+			return err
+		}
+		if v >= m.Min {
+			return nil
+		}
+		seen = append(seen, fmt.Sprintf("%s=%g", n.Name, v))
+	}
+	return fmt.Errorf("%s below %g on %s (%s)", m.Sample, m.Min, node, strings.Join(seen, ", "))
+}
+
+func scrapeSample(ctx context.Context, url, sample string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, nil // absent: never incremented
 }

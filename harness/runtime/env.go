@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
@@ -274,4 +276,34 @@ func (e *Env) WorkDir(master string) (string, error) {
 		return "", fmt.Errorf("no master %s", master)
 	}
 	return filepath.Join(e.C.Dir, "work", master), nil
+}
+
+// RevokeWriterLease waits for a maintenance-lease holder and revokes its lease.
+func (e *Env) RevokeWriterLease(ctx context.Context, wait time.Duration) (string, error) {
+	cli, err := e.C.Etcd.Client(nil)
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(wait)
+	for {
+		resp, err := cli.Get(ctx, e.namespace()+"/snapshot/writer")
+		if err != nil {
+			return "", err
+		}
+		if len(resp.Kvs) > 0 && resp.Kvs[0].Lease != 0 {
+			if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+				return "", fmt.Errorf("revoke maintenance lease: %w", err)
+			}
+			return string(resp.Kvs[0].Value), nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%w: no maintenance lease holder within %v", faults.ErrUnavailable, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -84,6 +84,15 @@ type Assert struct {
 	Serving         *int     `yaml:"serving,omitempty"`          // exactly this many serving primaries (1, or 0 when failing closed)
 	// NoSnapshotsFor watches the latest pointer for this long: it must not change.
 	NoSnapshotsFor time.Duration `yaml:"no_snapshots_for,omitempty"`
+	// Metric requires a Prometheus sample on a node to reach a minimum.
+	Metric *MetricAssert `yaml:"metric,omitempty"`
+}
+
+// MetricAssert names one sample, e.g. oplogha_capture_skips_total{reason="promotion"}.
+type MetricAssert struct {
+	Node   string  `yaml:"node"` // a master, a fault's `as` name, or "any"
+	Sample string  `yaml:"sample"`
+	Min    float64 `yaml:"min"`
 }
 
 // Kind names the step's action.

@@ -18,6 +18,9 @@ var Failpoints = []FailpointInfo{
 	{fpPromoteAfterElected, "promoteAfterElected", "promotion: election won, producer view not yet claimed"},
 	{fpPromoteAfterClaim, "promoteAfterClaim", "promotion: higher producer view claimed, state not yet complete to the durable prefix"},
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
+	{fpSnapshotAfterCopy, "snapshotAfterCopy", "standby snapshot: capture copied, role generation not yet re-checked (a promotion here discards it)"},
+	{fpSnapshotBeforeUpload, "snapshotBeforeUpload", "standby snapshot: capture valid and encoded, nothing uploaded yet"},
+	{fpSnapshotBeforeCAS, "snapshotBeforeCAS", "standby snapshot: every object written and verified, pointer CAS not yet sent"},
 	// Sabotage: a deliberately broken master, to prove the audits can fail.
 	{fpBrokenAckWithoutAppend, "brokenAckWithoutAppend", "SABOTAGE (tests only): with return(true) the primary acknowledges a batch without making it durable"},
 }
@@ -37,6 +40,10 @@ var (
 	fpPromoteAfterElected = gofail.NewFailpoint("promoteAfterElected")
 	fpPromoteAfterClaim   = gofail.NewFailpoint("promoteAfterClaim")
 	fpPromoteBeforeServe  = gofail.NewFailpoint("promoteBeforeServe")
+
+	fpSnapshotAfterCopy    = gofail.NewFailpoint("snapshotAfterCopy")
+	fpSnapshotBeforeUpload = gofail.NewFailpoint("snapshotBeforeUpload")
+	fpSnapshotBeforeCAS    = gofail.NewFailpoint("snapshotBeforeCAS")
 
 	fpBrokenAckWithoutAppend = gofail.NewFailpoint("brokenAckWithoutAppend")
 )

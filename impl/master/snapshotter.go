@@ -196,6 +196,7 @@ func (m *Master) trySnapshot(ctx context.Context) (err error) {
 	}
 	start := time.Now()
 	capture := m.capture()
+	hit(fpSnapshotAfterCopy)
 	if role, gen1 := m.RoleGeneration(); role != RoleStandby || gen1 != gen0 {
 		return skip("promotion") // a role transition overlapped the copy: the capture is discarded
 	}
@@ -238,6 +239,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 	if o.Latest.Valid() {
 		d.PreviousSnapshotID = o.Latest.Pointer.SnapshotID
 	}
+	hit(fpSnapshotBeforeUpload)
 	phase = time.Now()
 	w, err := snapshot.Write(ctx, m.store, m.trust, prefix, f, l, mf, d, snapshot.WriteOptions{})
 	if err != nil {
@@ -251,6 +253,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 		m.m.orphans.Inc()
 		return failed("plan", err)
 	}
+	hit(fpSnapshotBeforeCAS)
 	res, err := publish.Publish(ctx, m.cli, m.ks, lease.Token, o, plan)
 	if err != nil {
 		m.m.orphans.Inc()
@@ -262,6 +265,11 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 	m.m.phaseSeconds.WithLabelValues("cas").Set(time.Since(phase).Seconds())
 	m.m.snapshotAttempts.WithLabelValues("published").Inc()
 	m.m.latestSnapshotBatch.Set(float64(cur.BatchID))
+	if role, _ := m.RoleGeneration(); role != RoleStandby {
+		// Allowed: the capture completed while this node was a standby.
+		m.m.publishedAfterPromo.Inc()
+		log = log.With("role_at_publication", string(role))
+	}
 	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof", string(w.Proofs[snapshot.SegmentsObject]))
 	return nil
 }
