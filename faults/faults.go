@@ -53,6 +53,9 @@ type Env interface {
 	WorkDir(master string) (string, error)
 	// RevokeWriterLease revokes the lease holding /snapshot/writer and says whose it was.
 	RevokeWriterLease(ctx context.Context, wait time.Duration) (holder string, err error)
+	// Prune publishes the floor at the older of two valid pointers and
+	// deletes the batches it covers, as the retention cycle would.
+	Prune(ctx context.Context) (floor uint64, deleted int64, err error)
 }
 
 // Link is one proxied connection path.
@@ -92,6 +95,7 @@ var Kinds = map[string]string{
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder): the holder's next pointer CAS must fail; no heal",
+	"prune":            "act as the retention cycle once: with two valid pointers, CAS the floor to the older one and range-delete the batches it covers; no heal",
 }
 
 // Injected is a fault in effect.
@@ -250,6 +254,12 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			return nil, err
 		}
 		in.Targets = []string{target}
+	case "prune":
+		floor, deleted, err := env.Prune(ctx)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = []string{fmt.Sprintf("floor %d, %d batches deleted", floor, deleted)}
 	case "revoke-lease":
 		holder, err := env.RevokeWriterLease(ctx, 20*time.Second)
 		if err != nil {

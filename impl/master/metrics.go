@@ -40,6 +40,7 @@ type metrics struct {
 	casConflicts        prometheus.Counter
 	orphans             prometheus.Counter
 	publishedAfterPromo prometheus.Counter
+	rebootstraps        prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -76,9 +77,10 @@ func newMetrics() *metrics {
 	m.leaseAcquisitions = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_lease_acquisitions_total", Help: "maintenance lease acquisitions"})
 	m.casConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_cas_conflicts_total", Help: "pointer CAS conflicts"})
 	m.orphans = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_orphans_total", Help: "uploaded candidates left unpublished"})
+	m.rebootstraps = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_rebootstraps_total", Help: "live rebootstraps of a standby whose cursor fell below the compaction floor"})
 	m.publishedAfterPromo = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_published_after_promotion_total", Help: "standby-captured snapshots whose publication completed after this node left the standby role"})
 	for _, c := range []prometheus.Collector{m.snapshotAttempts, m.snapshotSkips, m.snapshotFailures, m.phaseSeconds, m.snapshotLag, m.capturedBytes,
-		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.publishedAfterPromo} {
+		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.publishedAfterPromo, m.rebootstraps} {
 		f(c)
 	}
 	for _, c := range []prometheus.Collector{m.role, m.roleGeneration, m.serving, m.appliedBatch, m.appliedSeq, m.durablePrefix, m.producerView,

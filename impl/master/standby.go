@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -89,7 +90,11 @@ func (m *Master) applyLoop(ctx context.Context) {
 	t := time.NewTicker(m.cfg.pollInterval())
 	defer t.Stop()
 	for {
-		if err := m.applyOnce(ctx, r); err != nil && ctx.Err() == nil {
+		err := m.applyOnce(ctx, r)
+		if errors.Is(err, oplog.ErrGap) && ctx.Err() == nil {
+			err = m.rebootstrapIfBelowFloor(ctx, err)
+		}
+		if err != nil && ctx.Err() == nil {
 			code := errorCode(err)
 			m.m.applyFailures.WithLabelValues(code).Inc()
 			m.roleMu.Lock()
