@@ -21,6 +21,8 @@ var Failpoints = []FailpointInfo{
 	{fpSnapshotAfterCopy, "snapshotAfterCopy", "standby snapshot: capture copied, role generation not yet re-checked (a promotion here discards it)"},
 	{fpSnapshotBeforeUpload, "snapshotBeforeUpload", "standby snapshot: capture valid and encoded, nothing uploaded yet"},
 	{fpSnapshotBeforeCAS, "snapshotBeforeCAS", "standby snapshot: every object written and verified, pointer CAS not yet sent"},
+	{fpMaintainAfterGC, "maintainAfterGC", "retention: snapshot GC done, compaction floor not yet published"},
+	{fpMaintainAfterFloor, "maintainAfterFloor", "retention: floor published, covered batches not yet deleted"},
 	// Sabotage: a deliberately broken master, to prove the audits can fail.
 	{fpBrokenAckWithoutAppend, "brokenAckWithoutAppend", "SABOTAGE (tests only): with return(true) the primary acknowledges a batch without making it durable"},
 }
@@ -44,6 +46,8 @@ var (
 	fpSnapshotAfterCopy    = gofail.NewFailpoint("snapshotAfterCopy")
 	fpSnapshotBeforeUpload = gofail.NewFailpoint("snapshotBeforeUpload")
 	fpSnapshotBeforeCAS    = gofail.NewFailpoint("snapshotBeforeCAS")
+	fpMaintainAfterGC      = gofail.NewFailpoint("maintainAfterGC")
+	fpMaintainAfterFloor   = gofail.NewFailpoint("maintainAfterFloor")
 
 	fpBrokenAckWithoutAppend = gofail.NewFailpoint("brokenAckWithoutAppend")
 )

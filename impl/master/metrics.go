@@ -41,6 +41,14 @@ type metrics struct {
 	orphans             prometheus.Counter
 	publishedAfterPromo prometheus.Counter
 	rebootstraps        prometheus.Counter
+	floor               prometheus.Gauge
+	uncompacted         prometheus.Gauge
+	gcObjects           prometheus.Counter
+	gcGroups            prometheus.Counter
+	gcFailures          prometheus.Counter
+	rangeDeletes        prometheus.Counter
+	rangeDeleted        prometheus.Counter
+	rangeDeleteFailures prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -77,10 +85,19 @@ func newMetrics() *metrics {
 	m.leaseAcquisitions = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_lease_acquisitions_total", Help: "maintenance lease acquisitions"})
 	m.casConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_cas_conflicts_total", Help: "pointer CAS conflicts"})
 	m.orphans = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_orphans_total", Help: "uploaded candidates left unpublished"})
+	m.floor = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_compaction_floor_batch_id", Help: "compaction floor after this node's last retention cycle"})
+	m.uncompacted = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_uncompacted_batches", Help: "durable prefix minus floor at the last admission"})
+	m.gcObjects = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_objects_total", Help: "snapshot objects deleted by GC"})
+	m.gcGroups = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_groups_total", Help: "snapshot groups deleted by GC"})
+	m.gcFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_failures_total", Help: "snapshot groups GC failed to delete (retried next cycle)"})
+	m.rangeDeletes = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_range_deletes_total", Help: "guarded OpLog range deletes committed"})
+	m.rangeDeleted = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_range_deleted_batches_total", Help: "batch keys removed by range deletes"})
+	m.rangeDeleteFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_range_delete_failures_total", Help: "range deletes that failed after the floor (retained, retried)"})
 	m.rebootstraps = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_rebootstraps_total", Help: "live rebootstraps of a standby whose cursor fell below the compaction floor"})
 	m.publishedAfterPromo = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_published_after_promotion_total", Help: "standby-captured snapshots whose publication completed after this node left the standby role"})
 	for _, c := range []prometheus.Collector{m.snapshotAttempts, m.snapshotSkips, m.snapshotFailures, m.phaseSeconds, m.snapshotLag, m.capturedBytes,
-		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.publishedAfterPromo, m.rebootstraps} {
+		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.publishedAfterPromo, m.rebootstraps,
+		m.floor, m.uncompacted, m.gcObjects, m.gcGroups, m.gcFailures, m.rangeDeletes, m.rangeDeleted, m.rangeDeleteFailures} {
 		f(c)
 	}
 	for _, c := range []prometheus.Collector{m.role, m.roleGeneration, m.serving, m.appliedBatch, m.appliedSeq, m.durablePrefix, m.producerView,

@@ -10,6 +10,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/maintain"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
@@ -131,6 +132,7 @@ func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error
 		return o, head, err
 	}
 	cur := m.cursor()
+	m.m.uncompacted.Set(float64(head.Prefix.BatchID - min(head.Prefix.BatchID, floor)))
 	if ok, why := m.due(o, cur, head, floor); !ok {
 		return o, head, skip(why)
 	}
@@ -271,5 +273,34 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 		log = log.With("role_at_publication", string(role))
 	}
 	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof", string(w.Proofs[snapshot.SegmentsObject]))
+	if m.cfg.EnableSnapshotGC || m.cfg.EnableOplogPruning {
+		m.retain(ctx)
+	}
 	return nil
+}
+
+// retain runs the retention cycle under the lease just used to publish.
+func (m *Master) retain(ctx context.Context) {
+	grace := time.Duration(float64(m.cfg.SnapshotIntervalSeconds)*m.cfg.SnapshotGCGraceMultiplier*1000) * time.Millisecond
+	rep, err := maintain.Run(ctx, m.cli, m.ks, m.store, maintain.Options{Prefix: m.storePrefix(), GC: m.cfg.EnableSnapshotGC, Prune: m.cfg.EnableOplogPruning,
+		Grace: grace, AfterGC: func() { hit(fpMaintainAfterGC) }, AfterCAS: func() { hit(fpMaintainAfterFloor) }})
+	m.m.gcGroups.Add(float64(rep.GCGroups))
+	m.m.gcObjects.Add(float64(rep.GCDeleted))
+	m.m.gcFailures.Add(float64(rep.GCFailures))
+	if rep.Floor > 0 {
+		m.m.floor.Set(float64(rep.Floor))
+	}
+	if err != nil {
+		if rep.FloorMoved || rep.Floor > 0 {
+			m.m.rangeDeleteFailures.Inc()
+		}
+		m.log.Warn("retention cycle failed", "phase", "retain", "code", "retain_failed", "floor", rep.Floor, "err", err)
+		return
+	}
+	if rep.BatchesDeleted > 0 {
+		m.m.rangeDeletes.Inc()
+		m.m.rangeDeleted.Add(float64(rep.BatchesDeleted))
+	}
+	m.log.Info("retention cycle", "phase", "retain", "floor", rep.Floor, "floor_moved", rep.FloorMoved, "batches_deleted", rep.BatchesDeleted,
+		"gc_groups", rep.GCGroups, "gc_objects", rep.GCDeleted, "gc_failures", rep.GCFailures, "skipped", rep.Skipped)
 }

@@ -1,0 +1,249 @@
+// Package maintain is the retention cycle of RFC N10–N11, run by the holder
+// of the maintenance lease right after it publishes: with both pointers
+// independently valid and ordered (S_new, S_safe), it garbage-collects
+// snapshot groups nobody protects (best effort), revalidates the two
+// protected snapshots' metadata, CASes the compaction floor monotonically to
+// S_safe's batch, and only after that commit deletes the covered batches with
+// the guarded range delete. Either slot invalid: no floor, no deletion.
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/objstore"
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+)
+
+// Options configure one cycle.
+type Options struct {
+	Prefix   string        // {s3_prefix}/{cluster_id}: the dedicated snapshot prefix
+	GC       bool          // enable_snapshot_gc
+	Prune    bool          // enable_oplog_pruning
+	Grace    time.Duration // snapshot_gc_grace_multiplier × snapshot interval
+	Now      func() time.Time
+	AfterGC  func() // crash window: GC done, floor not yet published
+	AfterCAS func() // crash window: floor published, batches not yet deleted
+}
+
+// Report says what a cycle did.
+type Report struct {
+	Protected      []string // S_new, S_safe ids
+	GCDeleted      int      // objects deleted
+	GCGroups       int      // snapshot groups deleted
+	GCFailures     int
+	Floor          uint64 // floor after the cycle
+	FloorMoved     bool
+	BatchesDeleted int64
+	Skipped        string // why nothing was pruned
+}
+
+// ErrNotProtected: the two-snapshot rule does not hold; nothing is pruned.
+var ErrNotProtected = errors.New("both pointers must be valid and ordered")
+
+// Run performs one cycle. The caller holds the maintenance lease.
+func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objstore.Store, opts Options) (Report, error) {
+	var rep Report
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	o, err := publish.Observe(ctx, cli, ks)
+	if err != nil {
+		return rep, err
+	}
+	if !o.Latest.Valid() || !o.Fallback.Valid() || o.Latest.Pointer.LastIncludedBatchID <= o.Fallback.Pointer.LastIncludedBatchID {
+		rep.Skipped = "two valid ordered pointers needed"
+		return rep, nil
+	}
+	sNew, sSafe := *o.Latest.Pointer, *o.Fallback.Pointer
+	rep.Protected = []string{sNew.SnapshotID, sSafe.SnapshotID}
+	if opts.GC {
+		rep.GCGroups, rep.GCDeleted, rep.GCFailures = gc(ctx, st, opts, sNew, sSafe)
+	}
+	if opts.AfterGC != nil {
+		opts.AfterGC()
+	}
+	if !opts.Prune {
+		rep.Skipped = "pruning disabled"
+		return rep, nil
+	}
+	// Revalidate the protected snapshots' metadata before the floor moves.
+	for _, p := range []publish.Pointer{sNew, sSafe} {
+		if err := revalidate(ctx, st, p); err != nil {
+			rep.Skipped = fmt.Sprintf("protected snapshot %s failed revalidation: %v", p.SnapshotID, err)
+			return rep, nil
+		}
+	}
+	floor, moved, err := casFloor(ctx, cli, ks, sSafe.LastIncludedBatchID)
+	if err != nil {
+		return rep, fmt.Errorf("floor CAS: %w", err)
+	}
+	rep.Floor, rep.FloorMoved = floor, moved
+	if opts.AfterCAS != nil {
+		opts.AfterCAS()
+	}
+	view, err := oplog.ReadProducerView(ctx, cli, ks)
+	if err != nil {
+		return rep, err
+	}
+	res, err := oplog.DeleteThrough(ctx, cli, ks, floor, oplog.DeleteGuard{ProducerView: view, RequireFloor: true})
+	if errors.Is(err, oplog.ErrWouldDeletePrefix) {
+		return rep, nil // nothing past the prefix to delete yet
+	}
+	if err != nil {
+		return rep, fmt.Errorf("range delete through %d (floor published; retained, retry is safe): %w", floor, err)
+	}
+	rep.BatchesDeleted = res.Deleted
+	return rep, nil
+}
+
+// gc deletes snapshot groups under the dedicated prefix that neither pointer
+// protects, that are older than S_safe (or unpublished candidates below
+// S_new), and whose newest object is older than the grace period. Listing
+// is only a conservative input here; failures are counted, never fatal.
+func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publish.Pointer) (groups, objects, failures int) {
+	list, err := st.List(ctx, opts.Prefix+"/")
+	if err != nil {
+		return 0, 0, 1
+	}
+	type group struct {
+		keys   []string
+		newest time.Time
+		batch  uint64
+	}
+	byID := map[string]*group{}
+	for _, o := range list {
+		rest := strings.TrimPrefix(o.Key, opts.Prefix+"/")
+		id, _, ok := strings.Cut(rest, "/")
+		if !ok {
+			continue
+		}
+		sid, err := snapshot.ParseID(id)
+		if err != nil {
+			continue // not a snapshot group (e.g. _probe): never touched
+		}
+		g := byID[id]
+		if g == nil {
+			g = &group{batch: sid.BatchID}
+			byID[id] = g
+		}
+		g.keys = append(g.keys, o.Key)
+		if o.ModTime.After(g.newest) {
+			g.newest = o.ModTime
+		}
+	}
+	ids := make([]string, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		g := byID[id]
+		if id == sNew.SnapshotID || id == sSafe.SnapshotID {
+			continue
+		}
+		if g.batch >= sNew.LastIncludedBatchID {
+			continue // newer than S_new: maybe an upload in flight
+		}
+		if opts.Now().Sub(g.newest) < opts.Grace {
+			continue
+		}
+		// Descriptor last, so a half-deleted group never looks complete.
+		keys := make([]string, 0, len(g.keys))
+		var desc []string
+		for _, k := range g.keys {
+			if path.Base(k) == snapshot.DescriptorName {
+				desc = append(desc, k)
+			} else {
+				keys = append(keys, k)
+			}
+		}
+		if err := st.Delete(ctx, append(keys, desc...)); err != nil {
+			failures++
+			continue
+		}
+		groups++
+		objects += len(g.keys)
+	}
+	return groups, objects, failures
+}
+
+// revalidate checks a protected snapshot's metadata by exact keys: the
+// descriptor agrees with its pointer, the manifest with the descriptor, and
+// every payload object is there with the manifest's size.
+func revalidate(ctx context.Context, st objstore.Store, p publish.Pointer) error {
+	raw, err := snapshot.ReadSmall(ctx, st, path.Join(p.ObjectPrefix, snapshot.DescriptorName))
+	if err != nil {
+		return err
+	}
+	d, err := snapshot.DecodeDescriptor(raw)
+	if err != nil {
+		return err
+	}
+	if err := publish.Agree(p, d); err != nil {
+		return err
+	}
+	raw, err = snapshot.ReadSmall(ctx, st, d.ManifestKey)
+	if err != nil {
+		return err
+	}
+	m, err := snapshot.DecodeManifest(raw)
+	if err != nil {
+		return err
+	}
+	if err := snapshot.Agree(d, m); err != nil {
+		return err
+	}
+	for _, e := range m.Entries() {
+		info, err := st.Head(ctx, path.Join(p.ObjectPrefix, e.Key))
+		if err != nil {
+			return err
+		}
+		if info.Size != e.Size {
+			return fmt.Errorf("%w: %s is %d bytes, manifest says %d", snapshot.ErrIdentity, e.Key, info.Size, e.Size)
+		}
+		if info.CRC64NVME != nil {
+			if _, want, _ := snapshot.ParseChecksum(e.Checksum); *info.CRC64NVME != want {
+				return fmt.Errorf("%w: %s", snapshot.ErrChecksum, e.Key)
+			}
+		}
+	}
+	return nil
+}
+
+// casFloor moves the floor to target if it is lower; it never decreases.
+func casFloor(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, target uint64) (uint64, bool, error) {
+	resp, err := cli.Get(ctx, ks.CompactionFloor())
+	if err != nil {
+		return 0, false, err
+	}
+	cmp := clientv3.Compare(clientv3.CreateRevision(ks.CompactionFloor()), "=", 0)
+	if len(resp.Kvs) > 0 {
+		cur, err := oplog.DecodeFloor(resp.Kvs[0].Value)
+		if err != nil {
+			return 0, false, err
+		}
+		if cur.BatchID >= target {
+			return cur.BatchID, false, nil
+		}
+		cmp = clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(resp.Kvs[0].Value))
+	}
+	put, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(ks.CompactionFloor(), string(oplog.Floor{BatchID: target}.Encode()))).Commit()
+	if err != nil {
+		return 0, false, err
+	}
+	if !put.Succeeded {
+		return 0, false, errors.New("floor changed concurrently")
+	}
+	return target, true, nil
+}

@@ -1,0 +1,181 @@
+package maintain
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/impl/internal/etcdtest"
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/objstore"
+	"github.com/oplogha/oplogha/impl/objstore/localdir"
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+type fixture struct {
+	t    *testing.T
+	srv  *etcdtest.Server
+	ks   keyspace.Keyspace
+	st   *localdir.Store
+	root string
+	w    *oplog.Writer
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newFixture(t *testing.T, batches int) *fixture {
+	srv := etcdtest.Start(t)
+	ks := keyspace.Must("m")
+	root := t.TempDir()
+	st, err := localdir.New(root)
+	require.NoError(t, err)
+	view, err := oplog.ClaimProducerView(ctxT(t), srv.Client, ks)
+	require.NoError(t, err)
+	w, err := oplog.NewWriter(ctxT(t), srv.Client, ks, view)
+	require.NoError(t, err)
+	for i := 0; i < batches; i++ {
+		_, err := w.Append(ctxT(t), []state.Entry{state.PutRevoke("t", "k")})
+		require.NoError(t, err)
+	}
+	return &fixture{t: t, srv: srv, ks: ks, st: st, root: root, w: w}
+}
+
+// snap writes a real snapshot at batch b and returns its pointer.
+func (f *fixture) snap(b uint64) publish.Pointer {
+	t := f.t
+	s, err := state.NewBuilder().Finish(state.Cursor{BatchID: b, Seq: b})
+	require.NoError(t, err)
+	file, err := os.Create(filepath.Join(t.TempDir(), "p"))
+	require.NoError(t, err)
+	defer file.Close()
+	l, err := snapshot.Encode(s.Capture(), file, 8)
+	require.NoError(t, err)
+	id := snapshot.NewID(b, 1)
+	prefix := path.Join("snaps/m", id.String())
+	m := snapshot.NewManifest(id.String(), 1, 8, l)
+	d := snapshot.Descriptor{SnapshotID: id.String(), SchemaVersion: 1, LastIncludedSeq: b, LastIncludedBatchID: b, ProducerViewVersion: 1,
+		PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size), ManifestKey: path.Join(prefix, snapshot.ManifestObject), ObjectPrefix: prefix, CreatedAtMS: 1}
+	_, err = snapshot.Write(ctxT(t), f.st, objstore.Trust{}, prefix, file, l, m, d, snapshot.WriteOptions{})
+	require.NoError(t, err)
+	return publish.FromDescriptor(d)
+}
+
+func (f *fixture) publish(p publish.Pointer) {
+	l, err := publish.AcquireLease(ctxT(f.t), f.srv.Client, f.ks, "n", 10)
+	require.NoError(f.t, err)
+	defer l.Release(context.Background())
+	o, err := publish.Observe(ctxT(f.t), f.srv.Client, f.ks)
+	require.NoError(f.t, err)
+	plan, err := publish.PlanFor(o, p)
+	require.NoError(f.t, err)
+	_, err = publish.Publish(ctxT(f.t), f.srv.Client, f.ks, l.Token, o, plan)
+	require.NoError(f.t, err)
+}
+
+func batchCount(t *testing.T, f *fixture) int64 {
+	resp, err := f.srv.Client.Get(ctxT(t), f.ks.BatchPrefix(), clientv3WithPrefixCount()...)
+	require.NoError(t, err)
+	return resp.Count
+}
+
+func TestNoFloorWithoutTwoValidPointers(t *testing.T) {
+	f := newFixture(t, 30)
+	f.publish(f.snap(10))
+	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", GC: true, Prune: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Skipped)
+	require.Zero(t, rep.Floor)
+	require.Equal(t, int64(30), batchCount(t, f), "one pointer: nothing is pruned")
+}
+
+func TestGCKeepsProtectedAndRecentThenFloorBeforeDelete(t *testing.T) {
+	f := newFixture(t, 40)
+	old := f.snap(5)     // will be older than S_safe
+	orphan := f.snap(15) // never published
+	f.publish(old)
+	safe := f.snap(10)
+	f.publish(safe)
+	newest := f.snap(20)
+	f.publish(newest)    // latest=20, fallback=10
+	recent := f.snap(12) // an orphan within the grace period
+	now := time.Now()
+	// Everything but `recent` is older than the grace period.
+	clock := func() time.Time { return now.Add(time.Hour) }
+	future := now.Add(2 * time.Hour)
+	require.NoError(t, filepath.Walk(filepath.Join(f.root, filepath.FromSlash(recent.ObjectPrefix)), func(path string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			return os.Chtimes(path, future, future)
+		}
+		return err
+	}))
+	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", GC: true, Prune: true, Grace: 30 * time.Minute, Now: clock})
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.GCGroups, "the old snapshot and the expired orphan go")
+	left := map[string]bool{}
+	list, err := f.st.List(ctxT(t), "snaps/m/")
+	require.NoError(t, err)
+	for _, o := range list {
+		left[path.Dir(o.Key)] = true
+	}
+	has := func(p publish.Pointer) bool {
+		for k := range left {
+			if len(k) >= len(p.ObjectPrefix) && k[:len(p.ObjectPrefix)] == p.ObjectPrefix {
+				return true
+			}
+		}
+		return false
+	}
+	require.True(t, has(newest) && has(safe), "both protected groups stay")
+	require.True(t, has(recent), "a recent orphan stays within the grace period")
+	require.False(t, has(old) || has(orphan))
+
+	require.Equal(t, uint64(10), rep.Floor, "floor = S_safe's batch")
+	require.True(t, rep.FloorMoved)
+	require.Equal(t, int64(10), rep.BatchesDeleted)
+	require.Equal(t, int64(30), batchCount(t, f))
+	// The floor never decreases, and a second cycle deletes nothing more.
+	rep, err = Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true})
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), rep.Floor)
+	require.False(t, rep.FloorMoved)
+	require.Zero(t, rep.BatchesDeleted)
+}
+
+func TestCrashAfterFloorLeavesBatchesAForLaterCycle(t *testing.T) {
+	f := newFixture(t, 40)
+	f.publish(f.snap(10))
+	f.publish(f.snap(20))
+	crash := func() { panic("crash after floor CAS") }
+	require.Panics(t, func() {
+		_, _ = Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true, AfterCAS: crash})
+	})
+	require.Equal(t, int64(40), batchCount(t, f), "the floor is published, nothing deleted yet: extra batches, no gap")
+	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true})
+	require.NoError(t, err)
+	require.Equal(t, int64(10), rep.BatchesDeleted, "a later cycle deletes them")
+}
+
+func TestRevalidationFailureBlocksPruning(t *testing.T) {
+	f := newFixture(t, 40)
+	f.publish(f.snap(10))
+	p := f.snap(20)
+	f.publish(p)
+	require.NoError(t, os.Remove(filepath.Join(f.root, filepath.FromSlash(path.Join(p.ObjectPrefix, snapshot.ManifestObject)))))
+	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true})
+	require.NoError(t, err)
+	require.Contains(t, rep.Skipped, "failed revalidation")
+	require.Zero(t, rep.Floor)
+	require.Equal(t, int64(40), batchCount(t, f))
+}
