@@ -309,3 +309,17 @@ func TestAcknowledgedDataWithARefusedDuplicatePut(t *testing.T) {
 	r := AcknowledgedData(&Input{Ops: ops, Nodes: []Node{nodeWith(map[string]uint64{"k": 10})}})
 	require.True(t, r.Pass, "the acknowledged put speaks for the key: %s", evidence0(r))
 }
+
+// A write acknowledged and then lost is caught by the final reads even if no
+// client ever read the key again.
+func TestLinearizabilityClosesWithFinalState(t *testing.T) {
+	ops := []history.Op{op(history.Put, "lost", history.OK, 0, 10), op(history.Put, "kept", history.OK, 0, 10)}
+	r := Linearizability(&Input{Ops: ops})
+	require.True(t, r.Pass, "without a final state there is nothing to contradict")
+	n := nodeWith(map[string]uint64{"kept": 10})
+	n.Health.Serving = true
+	r = Linearizability(&Input{Ops: ops, Nodes: []Node{n}})
+	require.False(t, r.Pass)
+	require.Contains(t, evidence0(r), "key t/lost")
+	require.NotContains(t, evidence0(r), "key t/kept")
+}

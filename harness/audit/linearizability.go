@@ -140,12 +140,51 @@ func toPorcupine(ops []history.Op) []porcupine.Operation {
 	return out
 }
 
+// finalReads adds, for every key the history touched, one read at the end
+// of the run observing the serving node's final state: a write acknowledged
+// and then lost must contradict something even if no client read the key
+// again.
+func finalReads(in *Input, ops []porcupine.Operation) []porcupine.Operation {
+	var node *Node
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		if n.Running && n.State.Dump != nil && (node == nil || n.Health.Serving) {
+			node = n
+		}
+	}
+	if node == nil {
+		return ops
+	}
+	var end int64
+	reader := 0
+	keys := map[string]bool{}
+	for _, op := range ops {
+		reader = max(reader, op.ClientId+1)
+		if op.Return != math.MaxInt64 {
+			end = max(end, op.Return)
+		}
+		end = max(end, op.Call)
+		keys[op.Metadata.(string)] = true
+	}
+	present := map[string]uint64{}
+	for _, o := range node.State.Dump {
+		present[o.Tenant+"/"+o.Key] = o.Object.Size
+	}
+	for k := range keys {
+		size, found := present[k]
+		ops = append(ops, porcupine.Operation{ClientId: reader, Input: lop{kind: history.Get}, Call: end + 1, Return: end + 2,
+			Output: lop{outcome: "ok", found: found, gotSize: size}, Metadata: k})
+	}
+	return ops
+}
+
 // LinearizabilityTimeout bounds the checker.
 var LinearizabilityTimeout = 2 * time.Minute
 
-// Linearizability checks the client history against the per-key model.
+// Linearizability checks the client history, closed by one final read per
+// key of the serving node's state, against the per-key model.
 func Linearizability(in *Input) Result {
-	ops := toPorcupine(in.Ops)
+	ops := finalReads(in, toPorcupine(in.Ops))
 	model := objectModel.ToModel()
 	res, info := porcupine.CheckOperationsVerbose(model, ops, LinearizabilityTimeout)
 	summary := fmt.Sprintf("%d operations on %d keys", len(ops), len(model.Partition(ops)))
@@ -192,7 +231,7 @@ func describeOps(model porcupine.Model, ops []porcupine.Operation) string {
 
 // VisualizeLinearizability writes porcupine's interactive HTML for the history.
 func VisualizeLinearizability(in *Input, path string) error {
-	ops := toPorcupine(in.Ops)
+	ops := finalReads(in, toPorcupine(in.Ops))
 	model := objectModel.ToModel()
 	_, info := porcupine.CheckOperationsVerbose(model, ops, LinearizabilityTimeout)
 	return porcupine.VisualizePath(model, info, path)
