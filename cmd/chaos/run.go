@@ -181,12 +181,19 @@ func cmdReplay(ctx context.Context, args []string) error {
 }
 
 func cmdList(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	coverage := fs.Bool("coverage", false, "map every RFC failure row and crash window to the scenarios that cover it")
+	strict := fs.Bool("strict", false, "with --coverage: exit non-zero if any row is uncovered")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
 	dir := "scenarios"
-	if len(args) > 0 {
-		dir = args[0]
+	if len(pos) > 0 {
+		dir = pos[0]
 	}
 	var files []string
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+	err = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() && strings.HasSuffix(p, ".yaml") {
 			files = append(files, p)
 		}
@@ -196,6 +203,9 @@ func cmdList(ctx context.Context, args []string) error {
 		return err
 	}
 	scs, loadErr := loadAll(files)
+	if *coverage {
+		return printCoverage(scs, *strict, loadErr)
+	}
 	for _, sc := range scs {
 		fmt.Printf("%-13s %-24s %s\n", sc.Tier, sc.Name, sc.Path)
 		for _, c := range sc.Covers {
@@ -203,4 +213,31 @@ func cmdList(ctx context.Context, args []string) error {
 		}
 	}
 	return loadErr
+}
+
+// printCoverage prints the RFC rows with their scenarios and the uncovered ones.
+func printCoverage(scs []*scenario.Scenario, strict bool, loadErr error) error {
+	cov := scenario.Coverage(scs)
+	uncovered := 0
+	section := ""
+	for _, r := range scenario.RFCRows {
+		if r.Section != section {
+			section = r.Section
+			fmt.Printf("\n%s\n", section)
+		}
+		names := cov[r]
+		mark := "  ✓"
+		if len(names) == 0 {
+			mark, uncovered = "  ✗", uncovered+1
+		}
+		fmt.Printf("%s %-70s %s\n", mark, r.Row, strings.Join(names, ", "))
+	}
+	fmt.Printf("\n%d of %d rows covered by %d scenarios\n", len(scenario.RFCRows)-uncovered, len(scenario.RFCRows), len(scs))
+	if loadErr != nil {
+		return loadErr
+	}
+	if strict && uncovered > 0 {
+		return errFailed
+	}
+	return nil
 }

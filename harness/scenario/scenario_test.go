@@ -78,3 +78,32 @@ func TestDefaultsAndRoundTrip(t *testing.T) {
 	require.Equal(t, sc.Seed, again.Seed)
 	require.Equal(t, sc.Steps[0].Sleep, again.Steps[0].Sleep)
 }
+
+// A `covers:` entry under an RFC section must name one of its rows, so a typo
+// cannot silently leave a row uncovered; other notes go under "Also:".
+func TestCoversNameRealRFCRows(t *testing.T) {
+	sections := map[string]bool{}
+	for _, r := range RFCRows {
+		sections[r.Section] = true
+	}
+	files, err := filepath.Glob("../../scenarios/pr/*.yaml")
+	require.NoError(t, err)
+	var scs []*Scenario
+	for _, f := range files {
+		sc, err := Load(f)
+		require.NoError(t, err)
+		scs = append(scs, sc)
+		for _, c := range sc.Covers {
+			sec, _, _ := strings.Cut(c, ":")
+			if !sections[sec] {
+				continue
+			}
+			matched := false
+			for _, r := range RFCRows {
+				matched = matched || strings.HasPrefix(strings.ToLower(c), strings.ToLower(r.String()))
+			}
+			require.True(t, matched, "%s: %q names no row of %s", f, c, sec)
+		}
+	}
+	require.NotEmpty(t, Coverage(scs)[Row{"Failure Semantics", "Latest snapshot corrupt"}])
+}
