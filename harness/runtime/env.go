@@ -18,6 +18,7 @@ import (
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/maintain"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 )
@@ -332,27 +333,12 @@ func (e *Env) Prune(ctx context.Context) (uint64, int64, error) {
 		return 0, 0, fmt.Errorf("%w: pruning needs two valid pointers", faults.ErrUnavailable)
 	}
 	safe := min(o.Latest.Pointer.LastIncludedBatchID, o.Fallback.Pointer.LastIncludedBatchID)
-	resp, err := cli.Get(ctx, ks.CompactionFloor())
+	floor, moved, err := maintain.CASFloor(ctx, cli, ks, safe)
 	if err != nil {
 		return 0, 0, err
 	}
-	cmp := clientv3.Compare(clientv3.CreateRevision(ks.CompactionFloor()), "=", 0)
-	if len(resp.Kvs) > 0 {
-		cur, err := oplog.DecodeFloor(resp.Kvs[0].Value)
-		if err != nil {
-			return 0, 0, err
-		}
-		if cur.BatchID >= safe {
-			return cur.BatchID, 0, fmt.Errorf("%w: floor %d already covers %d", faults.ErrUnavailable, cur.BatchID, safe)
-		}
-		cmp = clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(resp.Kvs[0].Value))
-	}
-	put, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(ks.CompactionFloor(), string(oplog.Floor{BatchID: safe}.Encode()))).Commit()
-	if err != nil {
-		return 0, 0, err
-	}
-	if !put.Succeeded {
-		return 0, 0, fmt.Errorf("floor CAS lost a race")
+	if !moved {
+		return floor, 0, fmt.Errorf("%w: floor %d already covers %d", faults.ErrUnavailable, floor, safe)
 	}
 	view, err := oplog.ReadProducerView(ctx, cli, ks)
 	if err != nil {

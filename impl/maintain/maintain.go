@@ -84,7 +84,7 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 			return rep, nil
 		}
 	}
-	floor, moved, err := casFloor(ctx, cli, ks, sSafe.LastIncludedBatchID)
+	floor, moved, err := CASFloor(ctx, cli, ks, sSafe.LastIncludedBatchID)
 	if err != nil {
 		return rep, fmt.Errorf("floor CAS: %w", err)
 	}
@@ -221,8 +221,10 @@ func revalidate(ctx context.Context, st objstore.Store, p publish.Pointer) error
 	return nil
 }
 
-// casFloor moves the floor to target if it is lower; it never decreases.
-func casFloor(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, target uint64) (uint64, bool, error) {
+// CASFloor moves the floor to target if it is lower and returns the floor
+// after the call; it never decreases it (moved is false when the floor
+// already covered target).
+func CASFloor(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, target uint64) (uint64, bool, error) {
 	resp, err := cli.Get(ctx, ks.CompactionFloor())
 	if err != nil {
 		return 0, false, err

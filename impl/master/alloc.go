@@ -31,16 +31,9 @@ func (a *allocator) rebuild(r state.Reader) {
 	a.mu.Unlock()
 }
 
-// place picks n distinct memory segments, starting from one chosen by the
-// key's hash, and reserves size bytes on each.
-func (a *allocator) place(r state.Reader, tenant, key string, size uint64, n int) ([]state.Replica, error) {
-	var segs []state.Segment
-	r.Segments(func(s state.Segment) bool {
-		if s.Kind == state.ReplicaMemory {
-			segs = append(segs, s)
-		}
-		return true
-	})
+// place picks n distinct segments of segs (the mounted memory segments),
+// starting from one chosen by the key's hash, and reserves size bytes on each.
+func (a *allocator) place(segs []state.Segment, tenant, key string, size uint64, n int) ([]state.Replica, error) {
 	if n > len(segs) {
 		return nil, fmt.Errorf("%w: %d replicas wanted, %d memory segments mounted", errNoCapacity, n, len(segs))
 	}

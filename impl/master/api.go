@@ -117,7 +117,7 @@ func (m *Master) handlePut(w http.ResponseWriter, r *http.Request) {
 			if n > 16 {
 				return state.Entry{}, fmt.Errorf("%w: replica_count %d > 16", state.ErrMalformed, n)
 			}
-			reps, err := m.alloc.place(m.capture(), req.Tenant, req.Key, req.Size, n)
+			reps, err := m.alloc.place(m.memorySegments(), req.Tenant, req.Key, req.Size, n)
 			if err != nil {
 				return state.Entry{}, err
 			}

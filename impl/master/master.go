@@ -220,7 +220,31 @@ func (m *Master) cursor() state.Cursor {
 	return m.st.Cursor()
 }
 
-// capture is an O(1) immutable view of the state.
+// memorySegments lists the mounted memory segments (the allocator's input).
+func (m *Master) memorySegments() []state.Segment {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var segs []state.Segment
+	m.st.Segments(func(s state.Segment) bool {
+		if s.Kind == state.ReplicaMemory {
+			segs = append(segs, s)
+		}
+		return true
+	})
+	return segs
+}
+
+// objectCount is the number of objects in the state.
+func (m *Master) objectCount() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n, _ := m.st.Len()
+	return n
+}
+
+// capture is an O(1) immutable view of the state. It forks the live trees
+// (an exclusive lock, and later writes copy the paths they touch): take one
+// only to keep a consistent view, not to read a field.
 func (m *Master) capture() *state.Capture {
 	m.mu.Lock()
 	defer m.mu.Unlock()

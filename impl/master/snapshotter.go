@@ -141,7 +141,7 @@ func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error
 	if !ok {
 		return o, head, skip("lag")
 	}
-	n, _ := m.capture().Len()
+	n := m.objectCount()
 	if err := (snapshot.Budget{MaxCaptureBytes: m.cfg.MaxSnapshotCaptureBytes, WorkDir: m.workDir()}).Check(snapshot.EstimateFor(n)); err != nil {
 		return o, head, skip(snapshot.SkipReason(err))
 	}
