@@ -79,7 +79,7 @@ func TestSabotagedMasterIsCaught(t *testing.T) {
 func TestParallelRunsDoNotInterfere(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out := t.TempDir()
+	out := keptBundles(t)
 	c := cache(t)
 	outcomes := make([]*Outcome, 2)
 	errs := make([]error, 2)
@@ -90,7 +90,7 @@ func TestParallelRunsDoNotInterfere(t *testing.T) {
 			defer wg.Done()
 			sc := load(t, "testdata/tiny-failover.yaml")
 			sc.Seed += int64(i)
-			outcomes[i], errs[i] = Run(ctx, sc, Options{Out: out, Cache: c, Keep: true})
+			outcomes[i], errs[i] = Run(ctx, sc, Options{Out: out, Cache: c})
 		}()
 	}
 	wg.Wait()
@@ -100,13 +100,14 @@ func TestParallelRunsDoNotInterfere(t *testing.T) {
 			require.True(t, r.Pass, "run %d: %s: %s %v", i, r.Name, r.Summary, r.Evidence)
 		}
 		require.True(t, o.Pass)
-		b, err := bundle.Open(o.Dir)
+		b, err := bundle.Open(o.Archive)
 		require.NoError(t, err)
+		defer os.RemoveAll(filepath.Dir(b.Dir))
 		require.NotEmpty(t, b.Meta.Processes)
 		for _, p := range b.Meta.Processes {
 			require.Error(t, syscall.Kill(p.PID, 0), "run %d: %s (pid %d) left running", i, p.Name, p.PID)
 		}
-		cfgs, _ := filepath.Glob(filepath.Join(o.Dir, bundle.LogsDir, "masters", "*.yaml"))
+		cfgs, _ := filepath.Glob(filepath.Join(b.Dir, bundle.LogsDir, "masters", "*.yaml"))
 		require.NotEmpty(t, cfgs)
 		for _, cf := range cfgs {
 			var cfg struct {
@@ -120,7 +121,7 @@ func TestParallelRunsDoNotInterfere(t *testing.T) {
 			l.Close()
 		}
 	}
-	require.NotEqual(t, outcomes[0].Dir, outcomes[1].Dir)
+	require.NotEqual(t, outcomes[0].Archive, outcomes[1].Archive)
 }
 
 // keptBundles is where test runs put bundles: artifacts/test-bundles, so a
