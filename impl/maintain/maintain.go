@@ -41,7 +41,8 @@ type Report struct {
 	Protected      []string // S_new, S_safe ids
 	GCDeleted      int      // objects deleted
 	GCGroups       int      // snapshot groups deleted
-	GCFailures     int
+	GCBytes        int64    // bytes of the objects deleted
+	GCFailures     int      // groups whose delete failed (left for the next cycle)
 	Floor          uint64 // floor after the cycle
 	FloorMoved     bool
 	BatchesDeleted int64
@@ -68,7 +69,7 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 	sNew, sSafe := *o.Latest.Pointer, *o.Fallback.Pointer
 	rep.Protected = []string{sNew.SnapshotID, sSafe.SnapshotID}
 	if opts.GC {
-		rep.GCGroups, rep.GCDeleted, rep.GCFailures = gc(ctx, st, opts, sNew, sSafe)
+		rep.GCGroups, rep.GCDeleted, rep.GCBytes, rep.GCFailures = gc(ctx, st, opts, sNew, sSafe)
 	}
 	if opts.AfterGC != nil {
 		opts.AfterGC()
@@ -111,13 +112,14 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 // protects, that are older than S_safe (or unpublished candidates below
 // S_new), and whose newest object is older than the grace period. Listing
 // is only a conservative input here; failures are counted, never fatal.
-func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publish.Pointer) (groups, objects, failures int) {
+func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publish.Pointer) (groups, objects int, bytes int64, failures int) {
 	list, err := st.List(ctx, opts.Prefix+"/")
 	if err != nil {
-		return 0, 0, 1
+		return 0, 0, 0, 1
 	}
 	type group struct {
 		keys   []string
+		bytes  int64
 		newest time.Time
 		batch  uint64
 	}
@@ -138,6 +140,7 @@ func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publis
 			byID[id] = g
 		}
 		g.keys = append(g.keys, o.Key)
+		g.bytes += o.Size
 		if o.ModTime.After(g.newest) {
 			g.newest = o.ModTime
 		}
@@ -174,8 +177,9 @@ func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publis
 		}
 		groups++
 		objects += len(g.keys)
+		bytes += g.bytes
 	}
-	return groups, objects, failures
+	return groups, objects, bytes, failures
 }
 
 // revalidate checks a protected snapshot's metadata by exact keys: the

@@ -29,6 +29,8 @@ type Config struct {
 	EtcdDialTimeoutMS  int      `yaml:"etcd_dial_timeout_ms" help:"etcd dial timeout"`
 	EtcdRequestTimeout int      `yaml:"etcd_request_timeout_ms" help:"timeout of one etcd request on the write path"`
 	LeaderLeaseSeconds int      `yaml:"leader_lease_seconds" help:"TTL of the election session lease"`
+	EtcdQuotaBytes     int64    `yaml:"etcd_quota_backend_bytes" help:"the --quota-backend-bytes etcd runs with (etcd cannot report it), for the capacity gauges"`
+	EtcdStatusMS       int      `yaml:"etcd_status_interval_ms" help:"how often dbSize, dbSizeInUse, revision and alarms are read through the maintenance API"`
 
 	EnableOplog          bool `yaml:"enable_oplog" help:"replicate through the batch OpLog in etcd (the new mode)"`
 	OplogPollIntervalMS  int  `yaml:"oplog_poll_interval_ms" help:"standby poll interval"`
@@ -42,6 +44,7 @@ type Config struct {
 	MaxSnapshotCaptureBytes   int64   `yaml:"max_snapshot_capture_bytes" help:"hard capture memory budget"`
 	SnapshotWorkDir           string  `yaml:"snapshot_work_dir" help:"temporary encoding directory (required in production)"`
 	SnapshotGCGraceMultiplier float64 `yaml:"snapshot_gc_grace_multiplier" help:"GC grace as a multiple of the snapshot interval"`
+	SnapshotStallMultiplier   float64 `yaml:"snapshot_stall_multiplier" help:"snapshot_stalled is raised when latest is older than this many intervals while the OpLog has moved past it"`
 	EnableSnapshotGC          bool    `yaml:"enable_snapshot_gc" help:"delete old and orphan snapshot objects"`
 	EnableOplogPruning        bool    `yaml:"enable_oplog_pruning" help:"advance the compaction floor and delete covered batches"`
 	SnapshotBootstrapMode     string  `yaml:"snapshot_bootstrap_mode" help:"pointer | legacy-import"`
@@ -67,6 +70,9 @@ func DefaultConfig() Config {
 		EtcdDialTimeoutMS:         5000,
 		EtcdRequestTimeout:        5000,
 		LeaderLeaseSeconds:        5,
+		EtcdQuotaBytes:            2 << 30, // etcd's default quota
+		EtcdStatusMS:              5000,
+		SnapshotStallMultiplier:   3,
 		EnableOplog:               true,
 		OplogPollIntervalMS:       100,
 		OplogBatchMaxEntries:      1024,
@@ -207,7 +213,7 @@ func (c Config) Validate() []error {
 		"etcd_dial_timeout_ms": c.EtcdDialTimeoutMS, "etcd_request_timeout_ms": c.EtcdRequestTimeout,
 		"leader_lease_seconds": c.LeaderLeaseSeconds, "oplog_poll_interval_ms": c.OplogPollIntervalMS,
 		"snapshot_interval_seconds": c.SnapshotIntervalSeconds, "max_snapshot_lag_batches": c.MaxSnapshotLagBatches,
-		"max_uncompacted_batches": c.MaxUncompactedBatches,
+		"max_uncompacted_batches": c.MaxUncompactedBatches, "etcd_status_interval_ms": c.EtcdStatusMS,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {
@@ -222,6 +228,12 @@ func (c Config) Validate() []error {
 	}
 	if c.MaxSnapshotCaptureBytes <= 0 {
 		bad("max_snapshot_capture_bytes: must be > 0, got %d", c.MaxSnapshotCaptureBytes)
+	}
+	if c.EtcdQuotaBytes <= 0 {
+		bad("etcd_quota_backend_bytes: must be > 0 (etcd's --quota-backend-bytes; its default is 2147483648), got %d", c.EtcdQuotaBytes)
+	}
+	if c.SnapshotStallMultiplier < 1 {
+		bad("snapshot_stall_multiplier: must be >= 1, got %g", c.SnapshotStallMultiplier)
 	}
 	if c.SnapshotGCGraceMultiplier < 1 {
 		bad("snapshot_gc_grace_multiplier: must be >= 1 (a grace shorter than one interval can delete a recent upload), got %g", c.SnapshotGCGraceMultiplier)

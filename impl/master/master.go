@@ -66,6 +66,7 @@ type Master struct {
 	applyErr  string
 
 	listener net.Listener
+	started  time.Time // when Run began: the age of "no snapshot yet"
 }
 
 // New validates cfg and prepares a master; Run starts it.
@@ -102,6 +103,7 @@ func (m *Master) Run(ctx context.Context) error {
 	}
 	defer cli.Close()
 	m.cli = cli
+	m.started = time.Now()
 	ln, err := net.Listen("tcp", m.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", m.cfg.Listen, err)
@@ -126,6 +128,7 @@ func (m *Master) Run(ctx context.Context) error {
 	if err := m.bootstrapUntilDone(ctx); err != nil {
 		return err
 	}
+	go m.capacityLoop(ctx)
 	if m.cfg.EnableStandbySnapshot {
 		go m.snapshotLoop(ctx)
 	}

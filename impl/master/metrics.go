@@ -49,6 +49,17 @@ type metrics struct {
 	rangeDeletes        prometheus.Counter
 	rangeDeleted        prometheus.Counter
 	rangeDeleteFailures prometheus.Counter
+	gcBytes             prometheus.Counter
+	snapshotStalled     prometheus.Gauge
+	latestAge           prometheus.Gauge
+
+	etcdDBSize         *prometheus.GaugeVec
+	etcdDBSizeInUse    *prometheus.GaugeVec
+	etcdRevision       prometheus.Gauge
+	etcdQuota          prometheus.Gauge
+	etcdQuotaUsed      prometheus.Gauge
+	etcdAlarms         *prometheus.GaugeVec
+	etcdStatusFailures prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -86,7 +97,7 @@ func newMetrics() *metrics {
 	m.casConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_cas_conflicts_total", Help: "pointer CAS conflicts"})
 	m.orphans = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_orphans_total", Help: "uploaded candidates left unpublished"})
 	m.floor = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_compaction_floor_batch_id", Help: "compaction floor after this node's last retention cycle"})
-	m.uncompacted = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_uncompacted_batches", Help: "durable prefix minus floor at the last admission"})
+	m.uncompacted = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_uncompacted_batches", Help: "durable prefix minus floor at the last status read or admission"})
 	m.gcObjects = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_objects_total", Help: "snapshot objects deleted by GC"})
 	m.gcGroups = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_groups_total", Help: "snapshot groups deleted by GC"})
 	m.gcFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_failures_total", Help: "snapshot groups GC failed to delete (retried next cycle)"})
@@ -95,6 +106,20 @@ func newMetrics() *metrics {
 	m.rangeDeleteFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_range_delete_failures_total", Help: "range deletes that failed after the floor (retained, retried)"})
 	m.rebootstraps = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_rebootstraps_total", Help: "live rebootstraps of a standby whose cursor fell below the compaction floor"})
 	m.publishedAfterPromo = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_published_after_promotion_total", Help: "standby-captured snapshots whose publication completed after this node left the standby role"})
+	m.gcBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_bytes_total", Help: "bytes of snapshot objects deleted by GC"})
+	m.snapshotStalled = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_stalled", Help: "1 while latest is older than snapshot_stall_multiplier intervals and the OpLog has moved past it (read every etcd_status_interval_ms)"})
+	m.latestAge = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_latest_snapshot_age_seconds", Help: "age of the latest pointer at the last status read (time since start when there is none)"})
+	m.etcdDBSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_etcd_db_size_bytes", Help: "etcd dbSize per member (maintenance Status)"}, []string{"member"})
+	m.etcdDBSizeInUse = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_etcd_db_size_in_use_bytes", Help: "etcd dbSizeInUse per member; dbSize minus this is what a defrag gives back"}, []string{"member"})
+	m.etcdRevision = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_etcd_revision", Help: "highest etcd revision seen by the last status read"})
+	m.etcdQuota = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_etcd_quota_bytes", Help: "etcd backend quota as configured (etcd_quota_backend_bytes)"})
+	m.etcdQuotaUsed = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_etcd_quota_used_ratio", Help: "largest member dbSize over the quota; NOSPACE at 1"})
+	m.etcdAlarms = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_etcd_alarms", Help: "active etcd alarms by type (NOSPACE, CORRUPT)"}, []string{"alarm"})
+	m.etcdStatusFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_etcd_status_failures_total", Help: "maintenance Status or AlarmList reads that failed"})
+	for _, c := range []prometheus.Collector{m.gcBytes, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
+		m.etcdQuota, m.etcdQuotaUsed, m.etcdAlarms, m.etcdStatusFailures} {
+		f(c)
+	}
 	for _, c := range []prometheus.Collector{m.snapshotAttempts, m.snapshotSkips, m.snapshotFailures, m.phaseSeconds, m.snapshotLag, m.capturedBytes,
 		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.publishedAfterPromo, m.rebootstraps,
 		m.floor, m.uncompacted, m.gcObjects, m.gcGroups, m.gcFailures, m.rangeDeletes, m.rangeDeleted, m.rangeDeleteFailures} {

@@ -287,6 +287,7 @@ func (m *Master) retain(ctx context.Context) {
 	m.m.gcGroups.Add(float64(rep.GCGroups))
 	m.m.gcObjects.Add(float64(rep.GCDeleted))
 	m.m.gcFailures.Add(float64(rep.GCFailures))
+	m.m.gcBytes.Add(float64(rep.GCBytes))
 	if rep.Floor > 0 {
 		m.m.floor.Set(float64(rep.Floor))
 	}
@@ -302,5 +303,5 @@ func (m *Master) retain(ctx context.Context) {
 		m.m.rangeDeleted.Add(float64(rep.BatchesDeleted))
 	}
 	m.log.Info("retention cycle", "phase", "retain", "floor", rep.Floor, "floor_moved", rep.FloorMoved, "batches_deleted", rep.BatchesDeleted,
-		"gc_groups", rep.GCGroups, "gc_objects", rep.GCDeleted, "gc_failures", rep.GCFailures, "skipped", rep.Skipped)
+		"gc_groups", rep.GCGroups, "gc_objects", rep.GCDeleted, "gc_bytes", rep.GCBytes, "gc_failures", rep.GCFailures, "skipped", rep.Skipped)
 }
