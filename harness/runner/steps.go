@@ -160,6 +160,14 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		})
 	case "snapshots":
 		return r.waitSnapshots(ctx, w.Count)
+	case "pruned":
+		return poll(ctx, func() (bool, string) {
+			sh, err := r.oplogShape(ctx)
+			if err != nil {
+				return false, err.Error()
+			}
+			return sh.Floor > 0 && sh.Lowest > sh.Floor, sh.String()
+		})
 	case "role":
 		node := w.Node
 		if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
@@ -236,6 +244,11 @@ func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
 	}
 	if a.Metric != nil {
 		if err := r.assertMetric(ctx, a.Metric); err != nil {
+			return err
+		}
+	}
+	if a.Oplog != nil {
+		if err := r.assertOplog(ctx, a.Oplog); err != nil {
 			return err
 		}
 	}

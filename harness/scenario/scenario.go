@@ -63,7 +63,7 @@ type Step struct {
 
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots
+	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
@@ -86,6 +86,20 @@ type Assert struct {
 	NoSnapshotsFor time.Duration `yaml:"no_snapshots_for,omitempty"`
 	// Metric requires a Prometheus sample on a node to reach a minimum.
 	Metric *MetricAssert `yaml:"metric,omitempty"`
+	// Oplog checks the batch keys and the compaction floor in etcd.
+	Oplog *OplogAssert `yaml:"oplog,omitempty"`
+}
+
+// OplogAssert describes the OpLog's shape in etcd; unset fields are not checked.
+type OplogAssert struct {
+	// Complete: no floor (or floor 0) and every batch from 1 to the durable
+	// prefix present — a bootstrap from the complete OpLog is possible.
+	Complete *bool `yaml:"complete,omitempty"`
+	// FloorMin: the floor is at least this batch.
+	FloorMin uint64 `yaml:"floor_min,omitempty"`
+	// BelowFloor: true, batches at or below the floor are still present (a
+	// delete has not run yet); false, none are.
+	BelowFloor *bool `yaml:"below_floor,omitempty"`
 }
 
 // MetricAssert names one sample, e.g. oplogha_capture_skips_total{reason="promotion"}.
@@ -343,8 +357,9 @@ func (sc *Scenario) validate() []string {
 				if sc.Cluster.S3 == "" {
 					bad(s.Line, "step %d: wait for snapshots needs cluster.s3 (a snapshot store)", i+1)
 				}
+			case "pruned": // a floor exists and no batch at or below it is left
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role or snapshots", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots or pruned", i+1, w.For)
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {

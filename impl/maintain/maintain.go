@@ -34,6 +34,14 @@ type Options struct {
 	Now      func() time.Time
 	AfterGC  func() // crash window: GC done, floor not yet published
 	AfterCAS func() // crash window: floor published, batches not yet deleted
+
+	// Injected failures (failpoints): a non-nil error stands for the step
+	// failing in the backend. GCDeleteFault is asked before each group's
+	// delete, FloorCASFault before the floor CAS, DeleteFault before the
+	// range delete.
+	GCDeleteFault func(id string) error
+	FloorCASFault func() error
+	DeleteFault   func() error
 }
 
 // Report says what a cycle did.
@@ -43,7 +51,7 @@ type Report struct {
 	GCGroups       int      // snapshot groups deleted
 	GCBytes        int64    // bytes of the objects deleted
 	GCFailures     int      // groups whose delete failed (left for the next cycle)
-	Floor          uint64 // floor after the cycle
+	Floor          uint64   // floor after the cycle
 	FloorMoved     bool
 	BatchesDeleted int64
 	Skipped        string // why nothing was pruned
@@ -51,6 +59,13 @@ type Report struct {
 
 // ErrNotProtected: the two-snapshot rule does not hold; nothing is pruned.
 var ErrNotProtected = errors.New("both pointers must be valid and ordered")
+
+// ErrFloorCAS: the floor could not be published; nothing was deleted.
+var ErrFloorCAS = errors.New("floor CAS failed")
+
+// ErrRangeDelete: the floor is published but the covered batches could not
+// be deleted; they are retained and the next cycle retries.
+var ErrRangeDelete = errors.New("range delete after the floor failed")
 
 // Run performs one cycle. The caller holds the maintenance lease.
 func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objstore.Store, opts Options) (Report, error) {
@@ -85,9 +100,14 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 			return rep, nil
 		}
 	}
+	if opts.FloorCASFault != nil {
+		if err := opts.FloorCASFault(); err != nil {
+			return rep, fmt.Errorf("%w (nothing deleted): %w", ErrFloorCAS, err)
+		}
+	}
 	floor, moved, err := CASFloor(ctx, cli, ks, sSafe.LastIncludedBatchID)
 	if err != nil {
-		return rep, fmt.Errorf("floor CAS: %w", err)
+		return rep, fmt.Errorf("%w (nothing deleted): %w", ErrFloorCAS, err)
 	}
 	rep.Floor, rep.FloorMoved = floor, moved
 	if opts.AfterCAS != nil {
@@ -97,12 +117,17 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 	if err != nil {
 		return rep, err
 	}
+	if opts.DeleteFault != nil {
+		if err := opts.DeleteFault(); err != nil {
+			return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, floor, err)
+		}
+	}
 	res, err := oplog.DeleteThrough(ctx, cli, ks, floor, oplog.DeleteGuard{ProducerView: view, RequireFloor: true})
 	if errors.Is(err, oplog.ErrWouldDeletePrefix) {
 		return rep, nil // nothing past the prefix to delete yet
 	}
 	if err != nil {
-		return rep, fmt.Errorf("range delete through %d (floor published; retained, retry is safe): %w", floor, err)
+		return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, floor, err)
 	}
 	rep.BatchesDeleted = res.Deleted
 	return rep, nil
@@ -169,6 +194,12 @@ func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publis
 				desc = append(desc, k)
 			} else {
 				keys = append(keys, k)
+			}
+		}
+		if opts.GCDeleteFault != nil {
+			if err := opts.GCDeleteFault(id); err != nil {
+				failures++
+				continue
 			}
 		}
 		if err := st.Delete(ctx, append(keys, desc...)); err != nil {

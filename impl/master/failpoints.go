@@ -1,6 +1,8 @@
 package master
 
 import (
+	"errors"
+
 	gofail "go.etcd.io/gofail/runtime"
 )
 
@@ -23,6 +25,9 @@ var Failpoints = []FailpointInfo{
 	{fpSnapshotBeforeCAS, "snapshotBeforeCAS", "standby snapshot: every object written and verified, pointer CAS not yet sent"},
 	{fpMaintainAfterGC, "maintainAfterGC", "retention: snapshot GC done, compaction floor not yet published"},
 	{fpMaintainAfterFloor, "maintainAfterFloor", "retention: floor published, covered batches not yet deleted"},
+	{fpMaintainGCDeleteFails, "maintainGCDeleteFails", "retention: with return(true) a snapshot group's GC delete fails (counted, retried next cycle)"},
+	{fpMaintainFloorCASFails, "maintainFloorCASFails", "retention: with return(true) the floor CAS fails (nothing is deleted)"},
+	{fpMaintainDeleteFails, "maintainDeleteFails", "retention: with return(true) the range delete after the floor fails (retained, retried next cycle)"},
 	// Sabotage: a deliberately broken master, to prove the audits can fail.
 	{fpBrokenAckWithoutAppend, "brokenAckWithoutAppend", "SABOTAGE (tests only): with return(true) the primary acknowledges a batch without making it durable"},
 }
@@ -49,6 +54,10 @@ var (
 	fpMaintainAfterGC      = gofail.NewFailpoint("maintainAfterGC")
 	fpMaintainAfterFloor   = gofail.NewFailpoint("maintainAfterFloor")
 
+	fpMaintainGCDeleteFails = gofail.NewFailpoint("maintainGCDeleteFails")
+	fpMaintainFloorCASFails = gofail.NewFailpoint("maintainFloorCASFails")
+	fpMaintainDeleteFails   = gofail.NewFailpoint("maintainDeleteFails")
+
 	fpBrokenAckWithoutAppend = gofail.NewFailpoint("brokenAckWithoutAppend")
 )
 
@@ -62,4 +71,15 @@ func hit(fp *gofail.Failpoint) bool {
 	}
 	b, ok := v.(bool)
 	return !ok || b
+}
+
+// ErrInjected is the error a return(true) failure failpoint stands for.
+var ErrInjected = errors.New("injected failure (failpoint)")
+
+// injected turns a failure failpoint into an error: nil unless it is armed.
+func injected(fp *gofail.Failpoint) error {
+	if hit(fp) {
+		return ErrInjected
+	}
+	return nil
 }

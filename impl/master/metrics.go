@@ -50,6 +50,7 @@ type metrics struct {
 	rangeDeleted        prometheus.Counter
 	rangeDeleteFailures prometheus.Counter
 	gcBytes             prometheus.Counter
+	floorCASFailures    prometheus.Counter
 	snapshotStalled     prometheus.Gauge
 	latestAge           prometheus.Gauge
 
@@ -116,7 +117,8 @@ func newMetrics() *metrics {
 	m.etcdQuotaUsed = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_etcd_quota_used_ratio", Help: "largest member dbSize over the quota; NOSPACE at 1"})
 	m.etcdAlarms = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_etcd_alarms", Help: "active etcd alarms by type (NOSPACE, CORRUPT)"}, []string{"alarm"})
 	m.etcdStatusFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_etcd_status_failures_total", Help: "maintenance Status or AlarmList reads that failed"})
-	for _, c := range []prometheus.Collector{m.gcBytes, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
+	m.floorCASFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_floor_cas_failures_total", Help: "floor CAS attempts that failed (nothing deleted)"})
+	for _, c := range []prometheus.Collector{m.gcBytes, m.floorCASFailures, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
 		m.etcdQuota, m.etcdQuotaUsed, m.etcdAlarms, m.etcdStatusFailures} {
 		f(c)
 	}

@@ -283,7 +283,10 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 func (m *Master) retain(ctx context.Context) {
 	grace := time.Duration(float64(m.cfg.SnapshotIntervalSeconds)*m.cfg.SnapshotGCGraceMultiplier*1000) * time.Millisecond
 	rep, err := maintain.Run(ctx, m.cli, m.ks, m.store, maintain.Options{Prefix: m.storePrefix(), GC: m.cfg.EnableSnapshotGC, Prune: m.cfg.EnableOplogPruning,
-		Grace: grace, AfterGC: func() { hit(fpMaintainAfterGC) }, AfterCAS: func() { hit(fpMaintainAfterFloor) }})
+		Grace: grace, AfterGC: func() { hit(fpMaintainAfterGC) }, AfterCAS: func() { hit(fpMaintainAfterFloor) },
+		GCDeleteFault: func(string) error { return injected(fpMaintainGCDeleteFails) },
+		FloorCASFault: func() error { return injected(fpMaintainFloorCASFails) },
+		DeleteFault:   func() error { return injected(fpMaintainDeleteFails) }})
 	m.m.gcGroups.Add(float64(rep.GCGroups))
 	m.m.gcObjects.Add(float64(rep.GCDeleted))
 	m.m.gcFailures.Add(float64(rep.GCFailures))
@@ -292,8 +295,11 @@ func (m *Master) retain(ctx context.Context) {
 		m.m.floor.Set(float64(rep.Floor))
 	}
 	if err != nil {
-		if rep.FloorMoved || rep.Floor > 0 {
+		switch {
+		case errors.Is(err, maintain.ErrRangeDelete):
 			m.m.rangeDeleteFailures.Inc()
+		case errors.Is(err, maintain.ErrFloorCAS):
+			m.m.floorCASFailures.Inc()
 		}
 		m.log.Warn("retention cycle failed", "phase", "retain", "code", "retain_failed", "floor", rep.Floor, "err", err)
 		return

@@ -272,3 +272,34 @@ func TestAppendsDuringRetentionAreNeverDeleted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, wd.want.Digest(), s.Digest(), fmt.Sprintf("latest at batch %d plus the suffix", h.Cursor.BatchID))
 }
+
+// A failed floor CAS deletes nothing; a failed range delete after the floor
+// retains the batches, and the next cycle deletes them.
+func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
+	wd := newWorld(t)
+	wd.puts(4)
+	sSafe := wd.snap()
+	wd.publish(sSafe)
+	wd.puts(4)
+	wd.publish(wd.snap())
+
+	o := opts(time.Hour)
+	o.FloorCASFault = func() error { return errInjected }
+	_, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, o)
+	require.ErrorIs(t, err, maintain.ErrFloorCAS)
+	require.Zero(t, wd.floor())
+	lo, _, _ := wd.batchRange()
+	require.Equal(t, uint64(1), lo, "a failed floor CAS deletes nothing")
+
+	o = opts(time.Hour)
+	o.DeleteFault = func() error { return errInjected }
+	_, err = maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, o)
+	require.ErrorIs(t, err, maintain.ErrRangeDelete)
+	require.Equal(t, sSafe.LastIncludedBatchID, wd.floor(), "the floor was published")
+	lo, _, _ = wd.batchRange()
+	require.Equal(t, uint64(1), lo, "the covered batches are retained")
+
+	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, int64(sSafe.LastIncludedBatchID), rep.BatchesDeleted, "the retry deletes them")
+}

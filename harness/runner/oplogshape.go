@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/harness/scenario"
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/oplog"
+)
+
+// oplogShape is what etcd holds of the OpLog right now, read directly.
+type oplogShape struct {
+	Floor          uint64 // 0: no floor
+	Lowest, Newest uint64 // batch keys present (0, 0 when none)
+	Count          int
+	Prefix         uint64 // durable prefix batch id
+}
+
+func (s oplogShape) String() string {
+	return fmt.Sprintf("floor %d, %d batch keys %d..%d, durable prefix %d", s.Floor, s.Count, s.Lowest, s.Newest, s.Prefix)
+}
+
+func (r *run) oplogShape(ctx context.Context) (oplogShape, error) {
+	var sh oplogShape
+	cli, err := r.cluster.Etcd.Client(nil)
+	if err != nil {
+		return sh, err
+	}
+	defer cli.Close()
+	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
+	if err != nil {
+		return sh, err
+	}
+	resp, err := cli.Txn(ctx).Then(
+		clientv3.OpGet(ks.CompactionFloor()),
+		clientv3.OpGet(ks.DurablePrefix()),
+		clientv3.OpGet(ks.BatchPrefix(), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+	).Commit()
+	if err != nil {
+		return sh, err
+	}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		f, err := oplog.DecodeFloor(kvs[0].Value)
+		if err != nil {
+			return sh, fmt.Errorf("compaction floor: %w", err)
+		}
+		sh.Floor = f.BatchID
+	}
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		p, err := oplog.DecodeDurablePrefix(kvs[0].Value)
+		if err != nil {
+			return sh, fmt.Errorf("durable prefix: %w", err)
+		}
+		sh.Prefix = p.BatchID
+	}
+	for _, kv := range resp.Responses[2].GetResponseRange().Kvs {
+		id, ok := ks.ParseBatch(string(kv.Key))
+		if !ok {
+			continue
+		}
+		if sh.Count == 0 || id < sh.Lowest {
+			sh.Lowest = id
+		}
+		sh.Newest = max(sh.Newest, id)
+		sh.Count++
+	}
+	return sh, nil
+}
+
+func (r *run) assertOplog(ctx context.Context, a *scenario.OplogAssert) error {
+	sh, err := r.oplogShape(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if a.Complete != nil {
+		complete := sh.Floor == 0 && (sh.Prefix == 0 || (sh.Lowest == 1 && sh.Count == int(sh.Prefix)))
+		if complete != *a.Complete {
+			errs = append(errs, fmt.Errorf("complete OpLog: %v, want %v", complete, *a.Complete))
+		}
+	}
+	if sh.Floor < a.FloorMin {
+		errs = append(errs, fmt.Errorf("floor %d below %d", sh.Floor, a.FloorMin))
+	}
+	if a.BelowFloor != nil {
+		below := sh.Floor > 0 && sh.Count > 0 && sh.Lowest <= sh.Floor
+		if below != *a.BelowFloor {
+			errs = append(errs, fmt.Errorf("batches at or below the floor present: %v, want %v", below, *a.BelowFloor))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("oplog (%s): %w", sh, err)
+	}
+	r.events.add("check", "oplog", "etcd", sh.String(), true)
+	return nil
+}
