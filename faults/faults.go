@@ -56,6 +56,9 @@ type Env interface {
 	// Prune publishes the floor at the older of two valid pointers and
 	// deletes the batches it covers, as the retention cycle would.
 	Prune(ctx context.Context) (floor uint64, deleted int64, err error)
+	// CompactDefrag compacts etcd's MVCC history at the current revision and
+	// defragments every member; it says what the database sizes did.
+	CompactDefrag(ctx context.Context) (report string, err error)
 }
 
 // Link is one proxied connection path.
@@ -95,6 +98,7 @@ var Kinds = map[string]string{
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder): the holder's next pointer CAS must fail; no heal",
+	"compact-defrag":   "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member in turn (the run keeps the history first); no heal",
 	"prune":            "act as the retention cycle once: with two valid pointers, CAS the floor to the older one and range-delete the batches it covers; no heal",
 }
 
@@ -260,6 +264,12 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			return nil, err
 		}
 		in.Targets = []string{fmt.Sprintf("floor %d, %d batches deleted", floor, deleted)}
+	case "compact-defrag":
+		report, err := env.CompactDefrag(ctx)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = []string{report}
 	case "revoke-lease":
 		holder, err := env.RevokeWriterLease(ctx, 20*time.Second)
 		if err != nil {

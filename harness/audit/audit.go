@@ -27,6 +27,9 @@ type Expect struct {
 	MinOKOps       int      `yaml:"min_ok_ops" json:"min_ok_ops"`
 	MinPromotions  int      `yaml:"min_promotions" json:"min_promotions"`
 	Audits         []string `yaml:"audits" json:"audits,omitempty"` // empty: all
+	// Retention bounds over the whole run (0: report only).
+	MaxBatchKeys      int `yaml:"max_batch_keys,omitempty" json:"max_batch_keys,omitempty"`
+	MaxSnapshotGroups int `yaml:"max_snapshot_groups,omitempty" json:"max_snapshot_groups,omitempty"`
 }
 
 // Event is one entry of the run's timeline.
@@ -54,6 +57,8 @@ type Input struct {
 	// Objects is what the harness found in the snapshot store at the end
 	// (nil: the run had no store).
 	Objects *StoreReport
+	// Retention is the once-a-second reading of what the cluster retains.
+	Retention []RetentionSample
 }
 
 // StoreReport is the object store as the run left it.
@@ -106,6 +111,7 @@ func Checks() []Check {
 		{"convergence", "every running node ends at the same cursor and state digest", Convergence},
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
 		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
+		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},
 	}
 }

@@ -323,3 +323,26 @@ func TestLinearizabilityClosesWithFinalState(t *testing.T) {
 	require.Contains(t, evidence0(r), "key t/lost")
 	require.NotContains(t, evidence0(r), "key t/kept")
 }
+
+// retention-bounds fails at the peak sample with its time and cursor, and
+// without bounds only reports the maxima.
+func TestRetentionBounds(t *testing.T) {
+	in := &Input{Retention: []RetentionSample{
+		{At: 1e9, Floor: 0, Prefix: 100, BatchKeys: 100, Groups: 1, DBSize: 1 << 20},
+		{At: 2e9, Floor: 50, Prefix: 400, BatchKeys: 350, Groups: 4, DBSize: 2 << 20},
+		{At: 3e9, Floor: 300, Prefix: 420, BatchKeys: 120, Groups: 2, DBSize: 2 << 20},
+	}}
+	r := RetentionBounds(in)
+	require.True(t, r.Pass)
+	require.Contains(t, r.Summary, "at most 350 batch keys, 4 snapshot groups, etcd db 2.0 MiB")
+
+	in.Expect.MaxBatchKeys, in.Expect.MaxSnapshotGroups = 300, 3
+	r = RetentionBounds(in)
+	require.False(t, r.Pass)
+	require.Equal(t, []string{
+		"350 batch keys at the peak, bound 300 (at 2.0s: floor 50, durable prefix 400)",
+		"4 snapshot groups at the peak, bound 3 (at 2.0s: floor 50, durable prefix 400)",
+	}, r.Evidence)
+
+	require.True(t, RetentionBounds(&Input{}).Pass, "no samples, nothing to bound")
+}

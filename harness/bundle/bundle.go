@@ -23,6 +23,7 @@ const (
 	ScenarioFile    = "scenario.yaml"      // the resolved scenario, seed included
 	MetaFile        = "meta.json"          // run facts: binaries, timings, result
 	EventsFile      = "events.jsonl"       // the timeline
+	RetentionFile   = "retention.jsonl"    // once a second: floor, batch keys, snapshot groups, etcd db size
 	HistoryFile     = "history.jsonl"      // every client op
 	EtcdHistoryFile = "etcd/history.jsonl" // MVCC history of the namespace from revision 1
 	EtcdFinalFile   = "etcd/final.json"    // pointers, floor, prefix, batch range, revision
@@ -114,14 +115,24 @@ func readJSON(dir, name string, v any) error {
 }
 
 // WriteEvents writes the timeline.
-func WriteEvents(dir string, events []audit.Event) error {
-	f, err := os.Create(filepath.Join(dir, EventsFile))
+func WriteEvents(dir string, events []audit.Event) error { return writeLines(dir, EventsFile, events) }
+
+// WriteRetention writes the retention series.
+func WriteRetention(dir string, ss []audit.RetentionSample) error {
+	return writeLines(dir, RetentionFile, ss)
+}
+
+func readEvents(dir string) ([]audit.Event, error) { return readLines[audit.Event](dir, EventsFile) }
+
+// writeLines writes one JSON document per line.
+func writeLines[T any](dir, name string, xs []T) error {
+	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(f)
-	for _, e := range events {
-		if err := enc.Encode(e); err != nil {
+	for _, x := range xs {
+		if err := enc.Encode(x); err != nil {
 			f.Close()
 			return err
 		}
@@ -129,21 +140,21 @@ func WriteEvents(dir string, events []audit.Event) error {
 	return f.Close()
 }
 
-func readEvents(dir string) ([]audit.Event, error) {
-	data, err := os.ReadFile(filepath.Join(dir, EventsFile))
+func readLines[T any](dir, name string) ([]T, error) {
+	data, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		return nil, err
 	}
-	var out []audit.Event
+	var out []T
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		if line == "" {
 			continue
 		}
-		var e audit.Event
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", EventsFile, i+1, err)
+		var x T
+		if err := json.Unmarshal([]byte(line), &x); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", name, i+1, err)
 		}
-		out = append(out, e)
+		out = append(out, x)
 	}
 	return out, nil
 }
@@ -183,6 +194,11 @@ func Open(path string) (*Bundle, error) {
 	}
 	if in.Events, err = readEvents(dir); err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, RetentionFile)); err == nil {
+		if in.Retention, err = readLines[audit.RetentionSample](dir, RetentionFile); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, ObjectsFile)); err == nil {
 		var rep audit.StoreReport

@@ -90,10 +90,11 @@ func (b *Bundle) WriteReport() error {
 		Meta     Meta
 		Results  []audit.Result
 		SVG      template.HTML
+		Retain   template.HTML
 		Counts   map[string]int
 		Ops      int
 		Lineariz bool
-	}{Title: b.Meta.Scenario, Pass: b.Pass(), Meta: b.Meta, Results: b.Results, SVG: template.HTML(b.timelineSVG()), Counts: history.Counts(b.Input.Ops), Ops: len(b.Input.Ops)}
+	}{Title: b.Meta.Scenario, Pass: b.Pass(), Meta: b.Meta, Results: b.Results, SVG: template.HTML(b.timelineSVG()), Retain: template.HTML(b.retentionSVG()), Counts: history.Counts(b.Input.Ops), Ops: len(b.Input.Ops)}
 	if _, err := os.Stat(filepath.Join(b.Dir, LinearizeFile)); err == nil {
 		data.Lineariz = true
 	}
@@ -126,6 +127,7 @@ svg text{font:11px system-ui,sans-serif}
 {{.Ops}} client ops (ok {{index .Counts "ok"}}, failed {{index .Counts "failed"}}, unknown {{index .Counts "unknown"}})
 {{if .Meta.Error}}<br><b class="fail">run error: {{.Meta.Error}}</b>{{end}}</div>
 {{.SVG}}
+{{if .Retain}}<h2>Retention</h2><p class="facts">once a second: batch keys in etcd (green ticks: the floor moved), snapshot groups in the store, largest etcd member's database</p>{{.Retain}}{{end}}
 <h2>Audits</h2>
 <table><tr><th>audit</th><th>verdict</th><th>summary and evidence</th></tr>
 {{range .Results}}<tr><td>{{.Name}}</td><td>{{if .Pass}}<span class="pass">pass</span>{{else}}<b class="fail">FAIL</b>{{end}}</td>

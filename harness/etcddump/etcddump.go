@@ -59,10 +59,14 @@ func ReadFinal(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) 
 	return f, nil
 }
 
-// ReadHistory replays every event of the namespace from revision 1 through
-// upto and writes them to w as JSON lines; it returns the count.
-func ReadHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, upto int64, w io.Writer) (int, error) {
-	if upto <= 1 {
+// ReadHistory replays every event of the namespace from revision from
+// (1 for the whole history) through upto and writes them to w as JSON lines;
+// it returns the count. Reading in segments lets a run keep the history it
+// is about to compact away: segment [1, R] before compacting at R, then
+// [R+1, end] at the end.
+func ReadHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, from, upto int64, w io.Writer) (int, error) {
+	from = max(from, 1)
+	if upto < from {
 		return 0, nil
 	}
 	wctx, cancel := context.WithCancel(ctx)
@@ -84,11 +88,14 @@ func ReadHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace
 			}
 		}
 	}()
-	for wr := range cli.Watch(wctx, ks.Root()+"/", clientv3.WithPrefix(), clientv3.WithRev(1)) {
+	for wr := range cli.Watch(wctx, ks.Root()+"/", clientv3.WithPrefix(), clientv3.WithRev(from)) {
 		if err := wr.Err(); err != nil {
 			return n, fmt.Errorf("watch history: %w", err)
 		}
 		for _, ev := range wr.Events {
+			if ev.Kv.ModRevision > upto {
+				continue // the next segment's
+			}
 			e := Event{Revision: ev.Kv.ModRevision, Key: string(ev.Kv.Key), CreateRevision: ev.Kv.CreateRevision, Version: ev.Kv.Version, Type: "put"}
 			if ev.Type == clientv3.EventTypeDelete {
 				e.Type = "delete"

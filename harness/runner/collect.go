@@ -16,9 +16,6 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/objstore/localdir"
-	"github.com/oplogha/oplogha/impl/objstore/s3"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
@@ -77,15 +74,7 @@ func (r *run) collect(ctx context.Context) error {
 	if err := r.collectObjects(ctx, final); err != nil {
 		return fmt.Errorf("object store: %w", err)
 	}
-	f, err := os.Create(filepath.Join(r.dir, bundle.EtcdHistoryFile))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := etcddump.ReadHistory(ctx, cli, ks, final.Revision, f); err != nil {
-		return err
-	}
-	return f.Close()
+	return r.keepHistory(ctx, cli, ks, final.Revision)
 }
 
 func scrape(ctx context.Context, url, path string) error {
@@ -124,6 +113,9 @@ func (r *run) writeBundle(meta bundle.Meta) error {
 	}
 	events, _ := r.events.snapshot()
 	if err := bundle.WriteEvents(r.dir, events); err != nil {
+		return err
+	}
+	if err := bundle.WriteRetention(r.dir, r.retention.all()); err != nil {
 		return err
 	}
 	for _, name := range []string{bundle.EtcdHistoryFile} {
@@ -172,22 +164,9 @@ func copyLogs(work, dst string) error {
 // collectObjects opens every final pointer's snapshot by exact keys, as a
 // recovering node would, and lists the cluster's snapshot prefix.
 func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
-	var st objstore.Store
-	switch {
-	case r.cluster.S3 != nil:
-		s, err := s3.New(s3.Config{Endpoint: r.cluster.S3.Endpoint, Bucket: runtime.SnapshotBucket, AccessKey: r.cluster.S3.AccessKey, SecretKey: r.cluster.S3.SecretKey})
-		if err != nil {
-			return err
-		}
-		st = s
-	case r.cluster.StoreDir != "":
-		s, err := localdir.New(r.cluster.StoreDir)
-		if err != nil {
-			return err
-		}
-		st = s
-	default:
-		return nil
+	st, err := r.store()
+	if err != nil || st == nil {
+		return err
 	}
 	rep := audit.StoreReport{Store: st.Name()}
 	ns := "/oplog/" + r.sc.Cluster.ClusterID

@@ -49,16 +49,21 @@ type Outcome struct {
 
 // run is one run's live state.
 type run struct {
-	sc       *scenario.Scenario
-	opts     Options
-	dir      string // bundle dir
-	work     string // data dirs, removed at the end
-	start    time.Time
-	rec      *history.Recorder
-	cluster  *runtime.Cluster
-	env      *runtime.Env
-	gen      *traffic.Generator
-	events   timeline
+	sc      *scenario.Scenario
+	opts    Options
+	dir     string // bundle dir
+	work    string // data dirs, removed at the end
+	start   time.Time
+	rec     *history.Recorder
+	cluster *runtime.Cluster
+	env     *runtime.Env
+	gen     *traffic.Generator
+	events  timeline
+	// retention is the once-a-second series of what the cluster retains.
+	retention samples
+	// histFrom is the first etcd revision not yet kept in the bundle.
+	histMu   sync.Mutex
+	histFrom int64
 	injected map[string]*faults.Injected
 	healed   map[string]*faults.Injected
 	order    []string
@@ -84,7 +89,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
 	}
-	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{}, healed: map[string]*faults.Injected{}}
+	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{}, healed: map[string]*faults.Injected{}, histFrom: 1}
 	r.events.start = start
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)
@@ -202,13 +207,18 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 		return fmt.Errorf("boot: %w", err)
 	}
 	r.env = runtime.NewEnv(c, r.sc.Cluster.ClusterID, r.sc.Seed)
+	r.env.BeforeCompact = r.beforeCompact
 	r.events.add("note", "boot", "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obs sync.WaitGroup
-	obs.Add(1)
+	obs.Add(2)
 	go func() {
 		defer obs.Done()
 		r.observe(obsCtx)
+	}()
+	go func() {
+		defer obs.Done()
+		r.sample(obsCtx)
 	}()
 	defer func() {
 		stopObs()

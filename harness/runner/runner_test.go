@@ -159,3 +159,42 @@ func TestPRTierScenarios(t *testing.T) {
 	}
 	t.Logf("pr tier: %d scenarios in %v", len(files), time.Since(start).Round(time.Millisecond))
 }
+
+// The capacity soak (nightly tier, a few minutes; -short skips it):
+// sustained writes with snapshots, GC and pruning on; the batch keys and
+// snapshot groups stay within the scenario's bounds (the maxima are
+// reported), etcd's database size is reported before and after each
+// compaction and defragmentation, and every acknowledged write survives the
+// final cold restart.
+func TestRetentionSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak: a few minutes; run without -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	sc := load(t, "nightly/soak.yaml")
+	o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: cache(t)})
+	require.NoError(t, err)
+	for _, r := range o.Results {
+		require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
+		if r.Name == "retention-bounds" || r.Name == "acknowledged-data" {
+			t.Logf("%s: %s", r.Name, r.Summary)
+		}
+	}
+	require.True(t, o.Pass, "run error: %v", o.Err)
+	b, err := bundle.Open(o.Archive)
+	require.NoError(t, err)
+	defer os.RemoveAll(filepath.Dir(b.Dir))
+	compactions := 0
+	for _, e := range b.Input.Events {
+		if e.Kind == "fault" && e.Name == "compact-defrag" {
+			compactions++
+			t.Logf("compact-defrag: %s", e.Target)
+		}
+	}
+	require.Equal(t, 2, compactions)
+	m := audit.MaxRetention(b.Input.Retention)
+	require.Greater(t, m.Samples, 60, "sampled about once a second")
+	require.LessOrEqual(t, m.BatchKeys, sc.Expect.MaxBatchKeys)
+	require.LessOrEqual(t, m.Groups, sc.Expect.MaxSnapshotGroups)
+}

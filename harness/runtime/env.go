@@ -28,6 +28,9 @@ type Env struct {
 	C         *Cluster
 	rng       *rand.Rand
 	clusterID string
+	// BeforeCompact, when set, is called with the revision CompactDefrag is
+	// about to compact at, so the run can keep the history etcd will forget.
+	BeforeCompact func(ctx context.Context, rev int64) error
 }
 
 // NewEnv returns the cluster's fault environment.

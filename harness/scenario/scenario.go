@@ -148,7 +148,7 @@ func (s Step) Label() string {
 		if s.Fault.Kind == "failpoint" {
 			return fmt.Sprintf("failpoint %s=%s on %s", s.Fault.Name, s.Fault.Term, orDefault(s.Fault.Target, "primary"))
 		}
-		return s.Fault.Kind + " " + t
+		return strings.TrimSpace(s.Fault.Kind + " " + t)
 	case "heal":
 		return "heal " + s.Heal
 	case "restart":

@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/etcddump"
+	"github.com/oplogha/oplogha/impl/keyspace"
+)
+
+// keepHistory appends the namespace's MVCC history from the last kept
+// revision through upto to the bundle's etcd history. The run calls it at
+// the end, and before every MVCC compaction it performs (compact-defrag),
+// so the keyspace-order audit still sees every revision from 1.
+func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, upto int64) error {
+	r.histMu.Lock()
+	defer r.histMu.Unlock()
+	path := filepath.Join(r.dir, bundle.EtcdHistoryFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := etcddump.ReadHistory(ctx, cli, ks, r.histFrom, upto, f); err != nil {
+		return fmt.Errorf("etcd history %d..%d: %w", r.histFrom, upto, err)
+	}
+	r.histFrom = max(r.histFrom, upto+1)
+	return f.Close()
+}
+
+// beforeCompact keeps the history through rev before etcd forgets it.
+func (r *run) beforeCompact(ctx context.Context, rev int64) error {
+	cli, err := r.cluster.Etcd.Client(nil)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
+	if err != nil {
+		return err
+	}
+	return r.keepHistory(ctx, cli, ks, rev)
+}
