@@ -303,3 +303,26 @@ func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(sSafe.LastIncludedBatchID), rep.BatchesDeleted, "the retry deletes them")
 }
+
+// The floor advances only with two valid, ordered pointers: with one, or
+// with the fallback slot holding garbage, the cycle deletes nothing.
+func TestFloorNeedsTwoValidPointers(t *testing.T) {
+	wd := newWorld(t)
+	wd.puts(4)
+	wd.publish(wd.snap())
+	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Skipped, "one pointer")
+	require.Zero(t, wd.floor())
+
+	wd.puts(4)
+	wd.publish(wd.snap())
+	_, err = wd.cli.Put(ctxT(t), wd.ks.SnapshotFallback(), `{"pointer_schema_version":1,"snapshot_id":"garbage"`)
+	require.NoError(t, err)
+	rep, err = maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Skipped, "an invalid fallback")
+	require.Zero(t, wd.floor())
+	lo, _, _ := wd.batchRange()
+	require.Equal(t, uint64(1), lo, "nothing deleted")
+}
