@@ -1,7 +1,9 @@
 // Command chaos runs oplogha's chaos and end-to-end scenarios and works with
 // their artifact bundles:
 //
-//	chaos run FILE…        run scenarios (--seed, --out, --parallel, --keep)
+//	chaos run FILE|DIR…    run scenarios (--tier, --seeds, --seed, --out, --parallel, --junit, --keep)
+//	chaos swarm            run scenarios drawn at random from a seed (swarm testing)
+//	chaos shrink BUNDLE    reduce a failing bundle's scenario to a smaller one that fails the same way
 //	chaos list [DIR]       list scenarios with tier and what they cover
 //	chaos replay BUNDLE    run a bundle's scenario again with its seed
 //	chaos audit BUNDLE…    re-run the audits offline and compare with the recorded verdicts
@@ -27,7 +29,9 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "run FILE… [--seed N] [--out DIR] [--parallel N] [--keep]   run scenarios, one bundle each", cmdRun},
+		{"run", "run FILE|DIR… [--tier pr|nightly] [--seeds N] [--seed N] [--parallel N] [--junit FILE] [--out DIR] [--keep]   run scenarios, one bundle each", cmdRun},
+		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
+		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the same audits still fail", cmdShrink},
 		{"list", "list [DIR]                                               scenarios with tier and coverage", cmdList},
 		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps", cmdReplay},
 		{"audit", "audit BUNDLE…                                            re-run the audits offline", cmdAudit},

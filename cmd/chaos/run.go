@@ -7,10 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
@@ -35,26 +32,84 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func cmdRun(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	seed := fs.Int64("seed", 0, "override every scenario's seed")
+	seeds := fs.Int("seeds", 1, "run each scenario this many times, with seeds seed, seed+1000, …")
+	tier := fs.String("tier", "", "only scenarios of this tier: pr, or nightly (pr and nightly); default every file given")
 	out := fs.String("out", "artifacts", "directory for bundles")
 	parallel := fs.Int("parallel", 1, "runs at once")
 	keep := fs.Bool("keep", false, "keep passing bundles uncompressed too")
-	files, err := parseInterleaved(fs, args)
+	junit := fs.String("junit", "", "write a JUnit report here")
+	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("no scenario files (try scenarios/pr/*.yaml)")
+	if len(paths) == 0 {
+		return fmt.Errorf("no scenario files (try scenarios/pr/*.yaml, or a directory)")
 	}
-	scs, err := loadAll(files)
+	if *seeds < 1 {
+		return fmt.Errorf("--seeds must be at least 1")
+	}
+	files, err := expandScenarioPaths(paths)
 	if err != nil {
 		return err
 	}
-	for _, sc := range scs {
+	loaded, err := loadAll(files)
+	if err != nil {
+		return err
+	}
+	var scs []*scenario.Scenario
+	for _, sc := range loaded {
+		switch *tier {
+		case "":
+		case "pr":
+			if sc.Tier != "pr" {
+				continue
+			}
+		case "nightly":
+			if sc.Tier != "pr" && sc.Tier != "nightly" {
+				continue
+			}
+		default:
+			return fmt.Errorf("--tier %q: want pr or nightly", *tier)
+		}
+		base := sc.Seed
 		if *seed != 0 {
-			sc.Seed = *seed
+			base = *seed
+		}
+		for k := 0; k < *seeds; k++ {
+			c := *sc
+			c.Seed = base + int64(k)*1000
+			scs = append(scs, &c)
 		}
 	}
-	return runAll(ctx, scs, *out, *parallel, *keep, "")
+	if len(scs) == 0 {
+		return fmt.Errorf("no scenario of tier %q in %v", *tier, paths)
+	}
+	return runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit})
+}
+
+// expandScenarioPaths turns directories into the .yaml files under them.
+func expandScenarioPaths(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.Walk(p, func(f string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() && strings.HasSuffix(f, ".yaml") && !strings.Contains(f, "testdata") {
+				files = append(files, f)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }
 
 // loadAll loads every file, printing each file's problems (with their
@@ -75,60 +130,6 @@ func loadAll(files []string) ([]*scenario.Scenario, error) {
 		return scs, errFailed
 	}
 	return scs, nil
-}
-
-func runAll(ctx context.Context, scs []*scenario.Scenario, out string, parallel int, keep bool, replayed string) error {
-	cache, err := bin.NewCache(".", os.Stderr)
-	if err != nil {
-		return err
-	}
-	if _, err := cache.All(ctx); err != nil {
-		return err
-	}
-	if parallel < 1 {
-		parallel = 1
-	}
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	failed := 0
-	start := time.Now()
-	for _, sc := range scs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			var progress *os.File
-			if parallel == 1 {
-				progress = os.Stderr
-			}
-			opts := runner.Options{Out: out, Keep: keep, Cache: cache, Replayed: replayed}
-			if progress != nil {
-				opts.Progress = progress
-			}
-			o, err := runner.Run(ctx, sc, opts)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed++
-				fmt.Printf("ERROR %s seed=%d: %v\n", sc.Name, sc.Seed, err)
-				return
-			}
-			printOutcome(o)
-			if !o.Pass {
-				failed++
-			}
-		}()
-	}
-	wg.Wait()
-	if len(scs) > 1 {
-		fmt.Printf("%d runs, %d failed, %.1fs\n", len(scs), failed, time.Since(start).Seconds())
-	}
-	if failed > 0 {
-		return errFailed
-	}
-	return nil
 }
 
 func printOutcome(o *runner.Outcome) {
@@ -177,7 +178,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("replaying %s seed %d from %s\n", b.Scenario.Name, b.Scenario.Seed, pos[0])
-	return runAll(ctx, []*scenario.Scenario{b.Scenario}, *out, 1, *keep, pos[0])
+	return runBatch(ctx, []*scenario.Scenario{b.Scenario}, batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0]})
 }
 
 func cmdList(ctx context.Context, args []string) error {

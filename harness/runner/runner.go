@@ -39,6 +39,8 @@ type Options struct {
 // Outcome is a finished run.
 type Outcome struct {
 	Scenario string
+	Seed     int64
+	Tier     string
 	Dir      string // bundle directory ("" when removed)
 	Archive  string // bundle .tar.gz
 	Pass     bool
@@ -182,7 +184,7 @@ func Finish(dir string, keep bool) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Scenario: b.Meta.Scenario, Dir: dir, Archive: archive, Pass: b.Pass(), Results: rs}
+	out := &Outcome{Scenario: b.Meta.Scenario, Seed: b.Meta.Seed, Tier: b.Meta.Tier, Dir: dir, Archive: archive, Pass: b.Pass(), Results: rs}
 	if out.Pass && !keep {
 		os.RemoveAll(dir)
 		out.Dir = ""

@@ -23,7 +23,7 @@ import (
 type Scenario struct {
 	Name        string         `yaml:"name"`
 	Description string         `yaml:"description,omitempty"`
-	Tier        string         `yaml:"tier"`             // pr | nightly | harness-test (proves the harness itself; in no tier)
+	Tier        string         `yaml:"tier"`             // pr | nightly | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
 	Covers      []string       `yaml:"covers,omitempty"` // RFC rows and windows it exercises
 	Seed        int64          `yaml:"seed"`
 	Timeout     time.Duration  `yaml:"timeout,omitempty"` // whole run; default 10m
@@ -290,8 +290,8 @@ func (sc *Scenario) validate() []string {
 	if sc.Name == "" {
 		bad(0, "name: required")
 	}
-	if sc.Tier != "pr" && sc.Tier != "nightly" && sc.Tier != "harness-test" {
-		bad(0, "tier: %q: want pr, nightly or harness-test", sc.Tier)
+	if sc.Tier != "pr" && sc.Tier != "nightly" && sc.Tier != "harness-test" && sc.Tier != "swarm" {
+		bad(0, "tier: %q: want pr, nightly, swarm or harness-test", sc.Tier)
 	}
 	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {
 		bad(0, "cluster.etcd: %d members: want 1..7", sc.Cluster.Etcd)

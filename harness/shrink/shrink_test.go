@@ -1,0 +1,76 @@
+package shrink
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/harness/scenario"
+)
+
+const noisy = `
+name: noisy
+tier: harness-test
+seed: 3
+cluster: {etcd: 3, masters: 3}
+traffic: {clients: 4, rate: 400, max_ops: 1000, duration: 1m}
+steps:
+  - wait: {for: ops, ops: 100}
+  - fault: {kind: kill, target: primary}
+    as: a
+  - wait: {for: primary, excluding: a}
+  - heal: a
+  - fault: {kind: failpoint, target: standby, name: standbyBeforeApply, term: "sleep(100)"}
+    as: slow
+  - sleep: 2s
+  - heal: slow
+  - fault: {kind: failpoint, target: primary, name: brokenAckWithoutAppend, term: "return(true)"}
+    as: broken
+  - wait: {for: ops, ops: 100}
+  - heal: broken
+  - wait: {for: caught-up}
+expect: {recovery_source: [oplog, empty], min_ok_ops: 10}
+`
+
+// With a Try that fails exactly when the sabotage failpoint is in the
+// scenario, the shrinker keeps that fault and its heal, drops every other
+// step, and shrinks the cluster and the load.
+func TestShrinkKeepsOnlyTheCause(t *testing.T) {
+	sc, err := scenario.Parse([]byte(noisy))
+	require.NoError(t, err)
+	try := func(_ context.Context, c *scenario.Scenario) (bool, error) {
+		for _, st := range c.Steps {
+			if st.Fault != nil && st.Fault.Name == "brokenAckWithoutAppend" {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	res, err := Shrink(context.Background(), sc, try, 50)
+	require.NoError(t, err)
+	for _, l := range res.Log {
+		t.Log(l)
+	}
+	var labels []string
+	for _, st := range res.Scenario.Steps {
+		labels = append(labels, st.Label())
+	}
+	require.Equal(t, []string{"failpoint brokenAckWithoutAppend=return(true) on primary", "heal broken"}, labels)
+	require.Equal(t, 2, res.Scenario.Cluster.Masters)
+	require.Equal(t, 1, res.Scenario.Cluster.Etcd)
+	require.Equal(t, 200.0, res.Scenario.Traffic.Rate)
+	require.LessOrEqual(t, res.Runs, 50)
+}
+
+// The run budget is a hard bound.
+func TestShrinkStopsAtItsBudget(t *testing.T) {
+	sc, err := scenario.Parse([]byte(noisy))
+	require.NoError(t, err)
+	runs := 0
+	res, err := Shrink(context.Background(), sc, func(context.Context, *scenario.Scenario) (bool, error) { runs++; return false, nil }, 3)
+	require.NoError(t, err)
+	require.Equal(t, 3, runs)
+	require.Equal(t, 3, res.Runs)
+	require.Len(t, res.Scenario.Steps, len(sc.Steps), "nothing removed: every candidate passed")
+}
