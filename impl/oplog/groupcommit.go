@@ -136,8 +136,24 @@ func (g *GroupCommitter) Close() {
 }
 
 func (g *GroupCommitter) loop() {
-	defer close(g.stopped)
-	defer g.drain()
+	finished := false
+	defer func() {
+		if !finished {
+			// A panic (a failpoint, or a bug) or Goexit in the loop is a
+			// crash: the batch in flight may be durable. Draining or closing
+			// stopped would tell waiters "never staged" (a definite failure)
+			// in the moments before the process dies; a crashed writer
+			// answers no one, and its waiters' outcomes stay unknown.
+			return
+		}
+		g.drain()
+		close(g.stopped)
+	}()
+	g.run()
+	finished = true
+}
+
+func (g *GroupCommitter) run() {
 	for {
 		var first *request
 		select {
