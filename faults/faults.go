@@ -98,7 +98,7 @@ var Kinds = map[string]string{
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder): the holder's next pointer CAS must fail; no heal",
-	"compact-defrag":   "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member in turn (the run keeps the history first); no heal",
+	"compact-defrag":   "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member in turn and disarm any alarm (the run keeps the history first); no heal",
 	"prune":            "act as the retention cycle once: with two valid pointers, CAS the floor to the older one and range-delete the batches it covers; no heal",
 }
 

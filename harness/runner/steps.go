@@ -160,6 +160,13 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		})
 	case "snapshots":
 		return r.waitSnapshots(ctx, w.Count)
+	case "metric":
+		return poll(ctx, func() (bool, string) {
+			if err := r.assertMetric(ctx, w.Metric); err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
 	case "pruned":
 		return poll(ctx, func() (bool, string) {
 			sh, err := r.oplogShape(ctx)
@@ -383,6 +390,7 @@ func (r *run) assertMetric(ctx context.Context, m *scenario.MetricAssert) error 
 		node = in.Targets[0]
 	}
 	var seen []string
+	reached, over := false, false
 	for _, n := range r.cluster.Masters.Nodes {
 		if node != "any" && n.Name != node {
 			continue
@@ -394,12 +402,19 @@ func (r *run) assertMetric(ctx context.Context, m *scenario.MetricAssert) error 
 		if err != nil {
 			return err
 		}
-		if v >= m.Min {
-			return nil
-		}
 		seen = append(seen, fmt.Sprintf("%s=%g", n.Name, v))
+		reached = reached || v >= m.Min
+		over = over || (m.Max != nil && v > *m.Max)
 	}
-	return fmt.Errorf("%s below %g on %s (%s)", m.Sample, m.Min, node, strings.Join(seen, ", "))
+	switch {
+	case len(seen) == 0:
+		return fmt.Errorf("%s: no running node %s to read", m.Sample, node)
+	case !reached:
+		return fmt.Errorf("%s below %g on %s (%s)", m.Sample, m.Min, node, strings.Join(seen, ", "))
+	case over:
+		return fmt.Errorf("%s above %g on %s (%s)", m.Sample, *m.Max, node, strings.Join(seen, ", "))
+	}
+	return nil
 }
 
 func scrapeSample(ctx context.Context, url, sample string) (float64, error) {

@@ -11,8 +11,9 @@ import (
 
 // CompactDefrag is the operator's capacity routine (RFC N12): MVCC
 // compaction at the current revision, physical, then a defragmentation of
-// every member in turn, one at a time as the operations guide says. It
-// reports the largest member's dbSize and dbSizeInUse before and after.
+// every member in turn, one at a time as the operations guide says, then a
+// disarm of any alarm (NOSPACE). It reports the largest member's dbSize and
+// dbSizeInUse before and after.
 func (e *Env) CompactDefrag(ctx context.Context) (string, error) {
 	cli, err := e.C.Etcd.Client(nil)
 	if err != nil {
@@ -42,8 +43,20 @@ func (e *Env) CompactDefrag(ctx context.Context) (string, error) {
 		}
 	}
 	after := largest(e.C.Etcd.Status(ctx))
-	return fmt.Sprintf("compacted at revision %d; largest member db %.2f MiB (in use %.2f) → %.2f MiB (in use %.2f)",
-		rev, mib(before.DBSize), mib(before.InUse), mib(after.DBSize), mib(after.InUse)), nil
+	disarmed := ""
+	alarms, err := cli.AlarmList(ctx)
+	if err != nil {
+		return "", fmt.Errorf("alarm list: %w", err)
+	}
+	if len(alarms.Alarms) > 0 {
+		// etcd keeps refusing writes until the alarm is disarmed, space or not.
+		if _, err := cli.AlarmDisarm(ctx, &clientv3.AlarmMember{}); err != nil {
+			return "", fmt.Errorf("alarm disarm: %w", err)
+		}
+		disarmed = fmt.Sprintf("; disarmed %d alarm(s)", len(alarms.Alarms))
+	}
+	return fmt.Sprintf("compacted at revision %d; largest member db %.2f MiB (in use %.2f) → %.2f MiB (in use %.2f)%s",
+		rev, mib(before.DBSize), mib(before.InUse), mib(after.DBSize), mib(after.InUse), disarmed), nil
 }
 
 func largest(st []etcd.MemberStatus) etcd.MemberStatus {

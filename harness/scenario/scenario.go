@@ -63,13 +63,14 @@ type Step struct {
 
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned
+	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | metric
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
 	Node      string        `yaml:"node,omitempty"`      // role: node name or a fault's `as` name
 	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
 	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
+	Metric    *MetricAssert `yaml:"metric,omitempty"`    // metric: until the sample reaches its minimum
 }
 
 // Restart restarts a group of masters.
@@ -103,10 +104,13 @@ type OplogAssert struct {
 }
 
 // MetricAssert names one sample, e.g. oplogha_capture_skips_total{reason="promotion"}.
+// With node "any", min holds if one running node reaches it and max only
+// if every running node stays at or under it.
 type MetricAssert struct {
-	Node   string  `yaml:"node"` // a master, a fault's `as` name, or "any"
-	Sample string  `yaml:"sample"`
-	Min    float64 `yaml:"min"`
+	Node   string   `yaml:"node"` // a master, a fault's `as` name, or "any"
+	Sample string   `yaml:"sample"`
+	Min    float64  `yaml:"min"`
+	Max    *float64 `yaml:"max,omitempty"`
 }
 
 // Kind names the step's action.
@@ -358,8 +362,12 @@ func (sc *Scenario) validate() []string {
 					bad(s.Line, "step %d: wait for snapshots needs cluster.s3 (a snapshot store)", i+1)
 				}
 			case "pruned": // a floor exists and no batch at or below it is left
+			case "metric":
+				if w.Metric == nil || w.Metric.Sample == "" || w.Metric.Node == "" {
+					bad(s.Line, "step %d: wait for metric needs metric: {node, sample, min}", i+1)
+				}
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots or pruned", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned or metric", i+1, w.For)
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {

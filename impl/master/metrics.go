@@ -1,6 +1,8 @@
 package master
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -51,6 +53,8 @@ type metrics struct {
 	rangeDeleteFailures prometheus.Counter
 	gcBytes             prometheus.Counter
 	floorCASFailures    prometheus.Counter
+	verifiedObjects     *prometheus.CounterVec
+	admittedLagMax      maxGauge
 	snapshotStalled     prometheus.Gauge
 	latestAge           prometheus.Gauge
 
@@ -118,7 +122,9 @@ func newMetrics() *metrics {
 	m.etcdAlarms = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_etcd_alarms", Help: "active etcd alarms by type (NOSPACE, CORRUPT)"}, []string{"alarm"})
 	m.etcdStatusFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_etcd_status_failures_total", Help: "maintenance Status or AlarmList reads that failed"})
 	m.floorCASFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_floor_cas_failures_total", Help: "floor CAS attempts that failed (nothing deleted)"})
-	for _, c := range []prometheus.Collector{m.gcBytes, m.floorCASFailures, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
+	m.verifiedObjects = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_snapshot_objects_verified_total", Help: "snapshot objects written and verified, by proof (checksum: the server validated and HEAD agrees; readback: a complete download)"}, []string{"proof"})
+	m.admittedLagMax = maxGauge{g: prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_admitted_lag_max_batches", Help: "largest lag at admission that was admitted since start (the threshold is max_snapshot_lag_batches)"})}
+	for _, c := range []prometheus.Collector{m.gcBytes, m.floorCASFailures, m.verifiedObjects, m.admittedLagMax.g, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
 		m.etcdQuota, m.etcdQuotaUsed, m.etcdAlarms, m.etcdStatusFailures} {
 		f(c)
 	}
@@ -142,5 +148,21 @@ func (m *metrics) setRole(r Role) {
 			v = 1
 		}
 		m.role.WithLabelValues(string(x)).Set(v)
+	}
+}
+
+// maxGauge is a gauge that only rises: the largest value observed.
+type maxGauge struct {
+	mu  sync.Mutex
+	max float64
+	g   prometheus.Gauge
+}
+
+func (m *maxGauge) observe(v float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v > m.max {
+		m.max = v
+		m.g.Set(v)
 	}
 }

@@ -141,6 +141,7 @@ func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error
 	if !ok {
 		return o, head, skip("lag")
 	}
+	m.m.admittedLagMax.observe(float64(lag))
 	n := m.objectCount()
 	if err := (snapshot.Budget{MaxCaptureBytes: m.cfg.MaxSnapshotCaptureBytes, WorkDir: m.workDir()}).Check(snapshot.EstimateFor(n)); err != nil {
 		return o, head, skip(snapshot.SkipReason(err))
@@ -249,6 +250,9 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 		return failed("upload", err)
 	}
 	m.m.phaseSeconds.WithLabelValues("upload").Set(time.Since(phase).Seconds())
+	for _, proof := range w.Proofs {
+		m.m.verifiedObjects.WithLabelValues(string(proof)).Inc()
+	}
 	phase = time.Now()
 	plan, err := publish.PlanFor(o, publish.FromDescriptor(d))
 	if err != nil {
