@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -84,7 +85,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	if len(scs) == 0 {
 		return fmt.Errorf("no scenario of tier %q in %v", *tier, paths)
 	}
-	return runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit})
+	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit})
+	return err
 }
 
 // expandScenarioPaths turns directories into the .yaml files under them.
@@ -178,7 +180,22 @@ func cmdReplay(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("replaying %s seed %d from %s\n", b.Scenario.Name, b.Scenario.Seed, pos[0])
-	return runBatch(ctx, []*scenario.Scenario{b.Scenario}, batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0]})
+	outs, runErr := runBatch(ctx, []*scenario.Scenario{b.Scenario}, batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0]})
+	if len(outs) != 1 {
+		return runErr
+	}
+	again, err := bundle.Open(outs[0].Archive)
+	if err != nil {
+		return err
+	}
+	defer again.Close()
+	was, now := bundle.FaultTimeline(b.Input.Events), bundle.FaultTimeline(again.Input.Events)
+	if diff := bundle.DiffTimelines(was, now); diff != "" {
+		fmt.Printf("fault timeline DIFFERS from the original:\n%s", diff)
+		return errors.Join(runErr, errFailed)
+	}
+	fmt.Printf("fault timeline: the same %d fault and heal events as the original\n", len(now))
+	return runErr
 }
 
 func cmdList(ctx context.Context, args []string) error {

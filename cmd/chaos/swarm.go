@@ -52,7 +52,8 @@ func cmdSwarm(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Printf("swarm seed %d: %d runs (from %d), budget %v, %d at a time, bundles in %s\n", *seed, *runs, *first, *budget, *parallel, *out)
-	return runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, budget: *budget, junit: *junit, swarmSeed: *seed})
+	_, err := runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, budget: *budget, junit: *junit, swarmSeed: *seed})
+	return err
 }
 
 // batchOptions configure a batch of runs (chaos run, chaos swarm).
@@ -69,13 +70,13 @@ type batchOptions struct {
 // runBatch runs scenarios up to parallel at a time, prints one verdict per
 // run and a progress count, writes JUnit when asked, and fails if any run
 // failed. After the budget no new run starts; those not started are listed.
-func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) error {
+func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]*runner.Outcome, error) {
 	cache, err := bin.NewCache(".", os.Stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := cache.All(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	o.parallel = max(o.parallel, 1)
 	sem := make(chan struct{}, o.parallel)
@@ -123,7 +124,7 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) err
 	wg.Wait()
 	if o.junit != "" {
 		if err := writeJUnit(o.junit, outcomes, time.Since(start)); err != nil {
-			return err
+			return outcomes, err
 		}
 	}
 	if len(scs) > 1 {
@@ -133,9 +134,9 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) err
 		fmt.Println("  FAILED " + f)
 	}
 	if len(failed) > 0 {
-		return errFailed
+		return outcomes, errFailed
 	}
-	return nil
+	return outcomes, nil
 }
 
 func failedAudits(o *runner.Outcome) string {

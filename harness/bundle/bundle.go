@@ -88,6 +88,16 @@ type Bundle struct {
 	Scenario *scenario.Scenario
 	Input    audit.Input
 	Results  []audit.Result // as recorded in audit.json (nil when absent)
+
+	tmp string // the extraction directory of an archive, removed by Close
+}
+
+// Close removes what Open extracted from an archive (nothing for a directory).
+func (b *Bundle) Close() error {
+	if b.tmp == "" {
+		return nil
+	}
+	return os.RemoveAll(b.tmp)
 }
 
 // WriteJSON writes v as indented JSON at dir/name.
@@ -171,6 +181,9 @@ func Open(path string) (*Bundle, error) {
 		dir = d
 	}
 	b := &Bundle{Dir: dir}
+	if dir != path {
+		b.tmp = filepath.Dir(dir)
+	}
 	if err := readJSON(dir, MetaFile, &b.Meta); err != nil {
 		return nil, fmt.Errorf("%s: not a bundle: %w", path, err)
 	}
