@@ -5,7 +5,7 @@ CHAOS := .cache/chaos
 FUZZTIME ?= 60s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test tools fuzz bench vet clean $(CHAOS)
+.PHONY: all demo test nightly swarm tools fuzz bench vet clean $(CHAOS)
 
 all: vet test
 
@@ -28,6 +28,28 @@ test: $(CHAOS)
 	@start=$$(date +%s); \
 	$$($(CHAOS) tools --path gotestsum) --junitfile artifacts/junit.xml --format pkgname-and-test-fails -- $(TESTFLAGS) ./...; rc=$$?; \
 	echo "make test: $$(( $$(date +%s) - start ))s, exit $$rc"; exit $$rc
+
+## nightly: every pr and nightly scenario with NIGHTLY_SEEDS seeds each, up to
+## the cores at once; JUnit and bundles in artifacts/nightly, then the gate
+NIGHTLY_SEEDS ?= 3
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+nightly: $(CHAOS)
+	@$(CHAOS) tools >/dev/null
+	@rm -rf artifacts/nightly; mkdir -p artifacts/nightly
+	@start=$$(date +%s); \
+	$(CHAOS) run scenarios --tier nightly --seeds $(NIGHTLY_SEEDS) --parallel $(NPROC) --out artifacts/nightly --junit artifacts/nightly/junit.xml; rc=$$?; \
+	echo "make nightly: runs took $$(( $$(date +%s) - start ))s, exit $$rc"; \
+	$(CHAOS) gate artifacts/nightly/*.tar.gz && exit $$rc
+
+## swarm: SWARM_RUNS scenarios drawn from SWARM_SEED, bounded by SWARM_BUDGET, then the gate
+SWARM_SEED ?= 2026
+SWARM_RUNS ?= 50
+SWARM_BUDGET ?= 40m
+swarm: $(CHAOS)
+	@$(CHAOS) tools >/dev/null
+	@rm -rf artifacts/swarm; mkdir -p artifacts/swarm
+	@$(CHAOS) swarm --seed $(SWARM_SEED) --runs $(SWARM_RUNS) --budget $(SWARM_BUDGET) --out artifacts/swarm --junit artifacts/swarm/junit.xml; rc=$$?; \
+	$(CHAOS) gate artifacts/swarm/*.tar.gz && exit $$rc
 
 vet:
 	@$(GO) vet ./...
