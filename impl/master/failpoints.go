@@ -22,7 +22,10 @@ var Failpoints = []FailpointInfo{
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
 	{fpSnapshotAfterCopy, "snapshotAfterCopy", "standby snapshot: capture copied, role generation not yet re-checked (a promotion here discards it)"},
 	{fpSnapshotBeforeUpload, "snapshotBeforeUpload", "standby snapshot: capture valid and encoded, nothing uploaded yet"},
+	{fpSnapshotAfterObject, "snapshotAfterObject", "standby snapshot: after each object is written and verified (chunks, then segments, manifest, descriptor); count terms pick one, e.g. 2*off->1*panic"},
+	{fpSnapshotBeforeHEAD, "snapshotBeforeHEAD", "snapshot store: before every HEAD the master sends (verification of an upload, revalidation)"},
 	{fpSnapshotBeforeCAS, "snapshotBeforeCAS", "standby snapshot: every object written and verified, pointer CAS not yet sent"},
+	{fpSnapshotAfterCAS, "snapshotAfterCAS", "standby snapshot: pointer CAS committed, not yet logged, counted or followed by retention"},
 	{fpMaintainAfterGC, "maintainAfterGC", "retention: snapshot GC done, compaction floor not yet published"},
 	{fpMaintainAfterFloor, "maintainAfterFloor", "retention: floor published, covered batches not yet deleted"},
 	{fpMaintainGCDeleteFails, "maintainGCDeleteFails", "retention: with return(true) a snapshot group's GC delete fails (counted, retried next cycle)"},
@@ -51,6 +54,9 @@ var (
 	fpSnapshotAfterCopy    = gofail.NewFailpoint("snapshotAfterCopy")
 	fpSnapshotBeforeUpload = gofail.NewFailpoint("snapshotBeforeUpload")
 	fpSnapshotBeforeCAS    = gofail.NewFailpoint("snapshotBeforeCAS")
+	fpSnapshotAfterCAS     = gofail.NewFailpoint("snapshotAfterCAS")
+	fpSnapshotAfterObject  = gofail.NewFailpoint("snapshotAfterObject")
+	fpSnapshotBeforeHEAD   = gofail.NewFailpoint("snapshotBeforeHEAD")
 	fpMaintainAfterGC      = gofail.NewFailpoint("maintainAfterGC")
 	fpMaintainAfterFloor   = gofail.NewFailpoint("maintainAfterFloor")
 

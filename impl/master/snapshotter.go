@@ -244,7 +244,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 	}
 	hit(fpSnapshotBeforeUpload)
 	phase = time.Now()
-	w, err := snapshot.Write(ctx, m.store, m.trust, prefix, f, l, mf, d, snapshot.WriteOptions{})
+	w, err := snapshot.Write(ctx, m.store, m.trust, prefix, f, l, mf, d, snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
 	if err != nil {
 		m.m.orphans.Inc()
 		return failed("upload", err)
@@ -268,6 +268,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 		}
 		return fmt.Errorf("publish %s (left as an orphan): %w", id, err)
 	}
+	hit(fpSnapshotAfterCAS)
 	m.m.phaseSeconds.WithLabelValues("cas").Set(time.Since(phase).Seconds())
 	m.m.snapshotAttempts.WithLabelValues("published").Inc()
 	m.m.latestSnapshotBatch.Set(float64(cur.BatchID))

@@ -48,7 +48,7 @@ func (m *Master) openStore(ctx context.Context) (objstore.Store, objstore.Trust,
 		return nil, objstore.Trust{}, fmt.Errorf("probe %s: %w", st.Name(), err)
 	}
 	m.log.Info("snapshot store ready", "phase", "store", "store", st.Name(), "server_validates_checksums", trust.ServerValidatesChecksums)
-	return st, trust, nil
+	return headWindow{st}, trust, nil
 }
 
 // storePrefix is {s3_prefix}/{cluster_id}: every snapshot of the cluster lives below.
@@ -72,4 +72,13 @@ func (c Config) s3Credentials() (access, secret string, err error) {
 		return f.AccessKeyID, f.SecretAccessKey, nil
 	}
 	return os.Getenv(c.S3AccessKeyEnv), os.Getenv(c.S3SecretKeyEnv), nil
+}
+
+// headWindow opens the snapshotBeforeHEAD crash window in front of every
+// HEAD the master sends; otherwise it is the store itself.
+type headWindow struct{ objstore.Store }
+
+func (h headWindow) Head(ctx context.Context, key string) (objstore.Info, error) {
+	hit(fpSnapshotBeforeHEAD)
+	return h.Store.Head(ctx, key)
 }

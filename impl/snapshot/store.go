@@ -27,6 +27,10 @@ type Written struct {
 // WriteOptions tune Write.
 type WriteOptions struct {
 	Parallel int // chunk uploads at once (default 2)
+	// AfterObject, when set, is called after each object is written and
+	// verified, with its name (chunk, segments, manifest, descriptor): a
+	// crash window per object write.
+	AfterObject func(name string)
 }
 
 // Write uploads an encoded payload and its manifest and descriptor under
@@ -63,6 +67,9 @@ func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix 
 		mu.Lock()
 		w.Proofs[p.Name] = res.Proof
 		mu.Unlock()
+		if opts.AfterObject != nil {
+			opts.AfterObject(p.Name)
+		}
 		return nil
 	}
 	par := opts.Parallel
@@ -106,6 +113,9 @@ func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix 
 			return nil, err
 		}
 		w.Proofs[obj.name] = res.Proof
+		if opts.AfterObject != nil {
+			opts.AfterObject(obj.name)
+		}
 	}
 	return w, nil
 }
