@@ -21,6 +21,8 @@ var Failpoints = []FailpointInfo{
 	{fpPromoteAfterClaim, "promoteAfterClaim", "promotion: higher producer view claimed, state not yet complete to the durable prefix"},
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
 	{fpSnapshotAfterCopy, "snapshotAfterCopy", "standby snapshot: capture copied, role generation not yet re-checked (a promotion here discards it)"},
+	{fpSnapshotTornCursor, "snapshotTornCursor", "standby snapshot: with return(true) the capture's sequence cursor is off by one from its batch (the cursor check must reject it)"},
+	{fpSnapshotCorruptUpload, "snapshotCorruptUpload", "snapshot store: with return(true) one byte of the next object sent is flipped after its checksum was computed (the server or the readback must refuse it)"},
 	{fpSnapshotBeforeUpload, "snapshotBeforeUpload", "standby snapshot: capture valid and encoded, nothing uploaded yet"},
 	{fpSnapshotAfterObject, "snapshotAfterObject", "standby snapshot: after each object is written and verified (chunks, then segments, manifest, descriptor); count terms pick one, e.g. 2*off->1*panic"},
 	{fpSnapshotBeforeHEAD, "snapshotBeforeHEAD", "snapshot store: before every HEAD the master sends (verification of an upload, revalidation)"},
@@ -51,14 +53,16 @@ var (
 	fpPromoteAfterClaim   = gofail.NewFailpoint("promoteAfterClaim")
 	fpPromoteBeforeServe  = gofail.NewFailpoint("promoteBeforeServe")
 
-	fpSnapshotAfterCopy    = gofail.NewFailpoint("snapshotAfterCopy")
-	fpSnapshotBeforeUpload = gofail.NewFailpoint("snapshotBeforeUpload")
-	fpSnapshotBeforeCAS    = gofail.NewFailpoint("snapshotBeforeCAS")
-	fpSnapshotAfterCAS     = gofail.NewFailpoint("snapshotAfterCAS")
-	fpSnapshotAfterObject  = gofail.NewFailpoint("snapshotAfterObject")
-	fpSnapshotBeforeHEAD   = gofail.NewFailpoint("snapshotBeforeHEAD")
-	fpMaintainAfterGC      = gofail.NewFailpoint("maintainAfterGC")
-	fpMaintainAfterFloor   = gofail.NewFailpoint("maintainAfterFloor")
+	fpSnapshotAfterCopy     = gofail.NewFailpoint("snapshotAfterCopy")
+	fpSnapshotBeforeUpload  = gofail.NewFailpoint("snapshotBeforeUpload")
+	fpSnapshotBeforeCAS     = gofail.NewFailpoint("snapshotBeforeCAS")
+	fpSnapshotAfterCAS      = gofail.NewFailpoint("snapshotAfterCAS")
+	fpSnapshotTornCursor    = gofail.NewFailpoint("snapshotTornCursor")
+	fpSnapshotCorruptUpload = gofail.NewFailpoint("snapshotCorruptUpload")
+	fpSnapshotAfterObject   = gofail.NewFailpoint("snapshotAfterObject")
+	fpSnapshotBeforeHEAD    = gofail.NewFailpoint("snapshotBeforeHEAD")
+	fpMaintainAfterGC       = gofail.NewFailpoint("maintainAfterGC")
+	fpMaintainAfterFloor    = gofail.NewFailpoint("maintainAfterFloor")
 
 	fpMaintainGCDeleteFails = gofail.NewFailpoint("maintainGCDeleteFails")
 	fpMaintainFloorCASFails = gofail.NewFailpoint("maintainFloorCASFails")

@@ -210,6 +210,12 @@ func (m *Master) trySnapshot(ctx context.Context) (err error) {
 // publishCapture runs from an immutable capture only.
 func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, view uint64, o publish.Observed, lease *publish.Lease) error {
 	cur := capture.Cursor()
+	if hit(fpSnapshotTornCursor) {
+		cur.Seq++ // injected: a capture whose batch and sequence cursors disagree
+	}
+	if err := m.checkCursor(ctx, cur); err != nil {
+		return failed("cursor", err) // rejected before anything is encoded; the applied cursor is untouched
+	}
 	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
 	prefix := path.Join(m.storePrefix(), id.String())
 	log := m.log.With("snapshot_id", id.String(), "cursor", cur.String(), "producer_view", view)
@@ -315,4 +321,34 @@ func (m *Master) retain(ctx context.Context) {
 	}
 	m.log.Info("retention cycle", "phase", "retain", "floor", rep.Floor, "floor_moved", rep.FloorMoved, "batches_deleted", rep.BatchesDeleted,
 		"gc_groups", rep.GCGroups, "gc_objects", rep.GCDeleted, "gc_bytes", rep.GCBytes, "gc_failures", rep.GCFailures, "skipped", rep.Skipped)
+}
+
+// errInconsistentCursor: a capture's batch and sequence cursors disagree
+// with the OpLog (RFC "Inconsistent batch/sequence cursor": reject capture).
+var errInconsistentCursor = errors.New("inconsistent batch/sequence cursor")
+
+// checkCursor verifies that a capture's cursor names a complete batch: the
+// OpLog's batch cur.BatchID must end at sequence cur.Seq.
+func (m *Master) checkCursor(ctx context.Context, cur state.Cursor) error {
+	if cur.BatchID == 0 {
+		if cur.Seq != 0 {
+			return fmt.Errorf("%w: batch 0 with seq %d", errInconsistentCursor, cur.Seq)
+		}
+		return nil
+	}
+	resp, err := m.cli.Get(ctx, m.ks.Batch(cur.BatchID))
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) == 0 {
+		return fmt.Errorf("%w: batch %d is not in the OpLog (pruned below the floor?)", errInconsistentCursor, cur.BatchID)
+	}
+	b, err := oplog.DecodeBatch(resp.Kvs[0].Value)
+	if err != nil {
+		return err
+	}
+	if b.LastSeq != cur.Seq {
+		return fmt.Errorf("%w: capture at %s, but batch %d ends at seq %d", errInconsistentCursor, cur, b.ID, b.LastSeq)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path"
 
@@ -75,8 +76,28 @@ func (c Config) s3Credentials() (access, secret string, err error) {
 }
 
 // headWindow opens the snapshotBeforeHEAD crash window in front of every
-// HEAD the master sends; otherwise it is the store itself.
+// HEAD the master sends and the snapshotCorruptUpload injection on puts;
+// otherwise it is the store itself.
 type headWindow struct{ objstore.Store }
+
+func (h headWindow) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+	if size > 0 && hit(fpSnapshotCorruptUpload) {
+		src = flipFirstByte{src}
+	}
+	return h.Store.PutIfAbsent(ctx, key, src, size, crc)
+}
+
+// flipFirstByte serves src with its first byte inverted: bytes that no
+// longer match the checksum sent with them.
+type flipFirstByte struct{ io.ReaderAt }
+
+func (f flipFirstByte) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.ReaderAt.ReadAt(p, off)
+	if off == 0 && n > 0 {
+		p[0] ^= 0xff
+	}
+	return n, err
+}
 
 func (h headWindow) Head(ctx context.Context, key string) (objstore.Info, error) {
 	hit(fpSnapshotBeforeHEAD)
