@@ -24,9 +24,10 @@ demo: $(CHAOS)
 ## test: unit and integration tests through gotestsum; JUnit in artifacts/junit.xml
 test: $(CHAOS)
 	@$(CHAOS) tools
-	@mkdir -p artifacts
+	@mkdir -p artifacts; rm -f artifacts/pr-tier-time.txt
 	@start=$$(date +%s); \
 	$$($(CHAOS) tools --path gotestsum) --junitfile artifacts/junit.xml --format pkgname-and-test-fails -- $(TESTFLAGS) ./...; rc=$$?; \
+	cat artifacts/pr-tier-time.txt 2>/dev/null; \
 	echo "make test: $$(( $$(date +%s) - start ))s, exit $$rc"; exit $$rc
 
 ## nightly: every pr and nightly scenario with NIGHTLY_SEEDS seeds each, up to

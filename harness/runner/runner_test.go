@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -157,7 +158,12 @@ func TestPRTierScenarios(t *testing.T) {
 			t.Logf("%s passed in %v", sc.Name, o.Duration.Round(time.Millisecond))
 		})
 	}
-	t.Logf("pr tier: %d scenarios in %v", len(files), time.Since(start).Round(time.Millisecond))
+	line := fmt.Sprintf("pr tier: %d scenarios in %v\n", len(files), time.Since(start).Round(time.Millisecond))
+	t.Log(line)
+	// make test prints this after the run (test logs of passing tests are hidden).
+	if err := os.MkdirAll("../../artifacts", 0o755); err == nil {
+		_ = os.WriteFile("../../artifacts/pr-tier-time.txt", []byte(line), 0o644)
+	}
 }
 
 // The capacity soak (nightly tier, a few minutes; -short skips it):
