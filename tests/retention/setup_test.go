@@ -90,12 +90,14 @@ func newWorld(t *testing.T) *world {
 	return wd
 }
 
+// appendBatch appends and applies under one lock, so a snapshot's capture
+// and cursor (read together under it) always agree.
 func (wd *world) appendBatch(entries ...state.Entry) state.Batch {
 	wd.t.Helper()
-	b, err := wd.w.Append(ctxT(wd.t), entries)
-	require.NoError(wd.t, err)
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
+	b, err := wd.w.Append(ctxT(wd.t), entries)
+	require.NoError(wd.t, err)
 	require.NoError(wd.t, wd.want.Apply(b))
 	return b
 }
