@@ -14,8 +14,6 @@ import (
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/harness/runtime"
-	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
@@ -52,15 +50,11 @@ func (r *run) collect(ctx context.Context) error {
 			return err
 		}
 	}
-	cli, err := r.cluster.Etcd.Client(nil)
+	cli, ks, err := r.etcd()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
-	if err != nil {
-		return err
-	}
 	final, err := etcddump.ReadFinal(ctx, cli, ks)
 	if err != nil {
 		return err
@@ -194,22 +188,17 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
 		}
 		rep.Pointers = append(rep.Pointers, pc)
 	}
-	list, err := st.List(ctx, runtime.SnapshotPrefix+"/"+r.sc.Cluster.ClusterID+"/")
+	list, err := st.List(ctx, r.snapshotPrefix())
 	if err != nil {
 		return err
 	}
-	groups := map[string]bool{}
 	for _, o := range list {
 		rep.Objects++
 		rep.Bytes += o.Size
-		rest := strings.TrimPrefix(o.Key, runtime.SnapshotPrefix+"/"+r.sc.Cluster.ClusterID+"/")
-		if id, _, ok := strings.Cut(rest, "/"); ok && id != "_probe" {
-			groups[id] = true
-		}
 		if len(rep.Listing) < 2000 {
 			rep.Listing = append(rep.Listing, audit.ListedObject{Key: o.Key, Size: o.Size})
 		}
 	}
-	rep.Snapshots = len(groups)
+	rep.Snapshots = countGroups(list, r.snapshotPrefix())
 	return bundle.WriteJSON(r.dir, bundle.ObjectsFile, rep)
 }

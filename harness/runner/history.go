@@ -36,16 +36,23 @@ func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks keyspace
 	return f.Close()
 }
 
+// etcd dials the run's etcd members directly (no link) and returns the
+// cluster's keyspace; the caller closes the client.
+func (r *run) etcd() (*clientv3.Client, keyspace.Keyspace, error) {
+	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
+	if err != nil {
+		return nil, ks, err
+	}
+	cli, err := r.cluster.Etcd.Client(nil)
+	return cli, ks, err
+}
+
 // beforeCompact keeps the history through rev before etcd forgets it.
 func (r *run) beforeCompact(ctx context.Context, rev int64) error {
-	cli, err := r.cluster.Etcd.Client(nil)
+	cli, ks, err := r.etcd()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
-	if err != nil {
-		return err
-	}
 	return r.keepHistory(ctx, cli, ks, rev)
 }

@@ -24,17 +24,10 @@ func (s oplogShape) String() string {
 	return fmt.Sprintf("floor %d, %d batch keys %d..%d, durable prefix %d", s.Floor, s.Count, s.Lowest, s.Newest, s.Prefix)
 }
 
-func (r *run) oplogShape(ctx context.Context) (oplogShape, error) {
+// oplogShape reads the shape through a client of the caller's; shapeNow
+// dials one for a single reading.
+func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (oplogShape, error) {
 	var sh oplogShape
-	cli, err := r.cluster.Etcd.Client(nil)
-	if err != nil {
-		return sh, err
-	}
-	defer cli.Close()
-	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
-	if err != nil {
-		return sh, err
-	}
 	resp, err := cli.Txn(ctx).Then(
 		clientv3.OpGet(ks.CompactionFloor()),
 		clientv3.OpGet(ks.DurablePrefix()),
@@ -71,8 +64,17 @@ func (r *run) oplogShape(ctx context.Context) (oplogShape, error) {
 	return sh, nil
 }
 
+func (r *run) shapeNow(ctx context.Context) (oplogShape, error) {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return oplogShape{}, err
+	}
+	defer cli.Close()
+	return r.oplogShape(ctx, cli, ks)
+}
+
 func (r *run) assertOplog(ctx context.Context, a *scenario.OplogAssert) error {
-	sh, err := r.oplogShape(ctx)
+	sh, err := r.shapeNow(ctx)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,11 @@ func (r *run) store() (objstore.Store, error) {
 	return nil, nil
 }
 
+// snapshotPrefix is where the cluster's snapshot groups live in the store.
+func (r *run) snapshotPrefix() string {
+	return runtime.SnapshotPrefix + "/" + r.sc.Cluster.ClusterID + "/"
+}
+
 // sample reads, once a second until ctx ends, what the cluster retains: the
 // floor, the batch keys and the durable prefix in etcd, the snapshot groups
 // under the cluster's prefix, and the largest member's database size. A
@@ -49,12 +54,17 @@ func (r *run) store() (objstore.Store, error) {
 // than the run.
 func (r *run) sample(ctx context.Context) {
 	st, _ := r.store()
-	prefix := runtime.SnapshotPrefix + "/" + r.sc.Cluster.ClusterID + "/"
+	prefix := r.snapshotPrefix()
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return
+	}
+	defer cli.Close()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		if sh, err := r.oplogShape(rctx); err == nil {
+		if sh, err := r.oplogShape(rctx, cli, ks); err == nil {
 			x := audit.RetentionSample{At: int64(time.Since(r.start)), Floor: sh.Floor, Prefix: sh.Prefix, BatchKeys: sh.Count, Groups: -1}
 			if st != nil {
 				if list, err := st.List(rctx, prefix); err == nil {

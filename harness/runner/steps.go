@@ -168,8 +168,13 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			return true, ""
 		})
 	case "pruned":
+		cli, ks, err := r.etcd()
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
 		return poll(ctx, func() (bool, string) {
-			sh, err := r.oplogShape(ctx)
+			sh, err := r.oplogShape(ctx, cli, ks)
 			if err != nil {
 				return false, err.Error()
 			}

@@ -49,7 +49,7 @@ func (m *Master) openStore(ctx context.Context) (objstore.Store, objstore.Trust,
 		return nil, objstore.Trust{}, fmt.Errorf("probe %s: %w", st.Name(), err)
 	}
 	m.log.Info("snapshot store ready", "phase", "store", "store", st.Name(), "server_validates_checksums", trust.ServerValidatesChecksums)
-	return headWindow{st}, trust, nil
+	return storeWindows{st}, trust, nil
 }
 
 // storePrefix is {s3_prefix}/{cluster_id}: every snapshot of the cluster lives below.
@@ -75,12 +75,12 @@ func (c Config) s3Credentials() (access, secret string, err error) {
 	return os.Getenv(c.S3AccessKeyEnv), os.Getenv(c.S3SecretKeyEnv), nil
 }
 
-// headWindow opens the snapshotBeforeHEAD crash window in front of every
+// storeWindows opens the snapshotBeforeHEAD crash window in front of every
 // HEAD the master sends and the snapshotCorruptUpload injection on puts;
 // otherwise it is the store itself.
-type headWindow struct{ objstore.Store }
+type storeWindows struct{ objstore.Store }
 
-func (h headWindow) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+func (h storeWindows) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
 	if size > 0 && hit(fpSnapshotCorruptUpload) {
 		src = flipFirstByte{src}
 	}
@@ -99,7 +99,7 @@ func (f flipFirstByte) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-func (h headWindow) Head(ctx context.Context, key string) (objstore.Info, error) {
+func (h storeWindows) Head(ctx context.Context, key string) (objstore.Info, error) {
 	hit(fpSnapshotBeforeHEAD)
 	return h.Store.Head(ctx, key)
 }

@@ -35,17 +35,13 @@ func TestGCDeletesOnlyWhatNobodyProtects(t *testing.T) {
 	const grace = 2 * time.Second
 	wd.puts(5)
 	oldOrphan := wd.snap()
-	wd.puts(5)
-	sSafe := wd.snap()
-	wd.publish(sSafe)
+	sSafe := wd.published(5)
 	wd.puts(5)
 	expired := wd.snap() // uploaded, never published, below S_new
 	time.Sleep(grace + 1500*time.Millisecond)
 	wd.puts(5)
 	recent := wd.snap()
-	wd.puts(5)
-	sNew := wd.snap()
-	wd.publish(sNew)
+	sNew := wd.published(5)
 	wd.puts(5)
 	inFlight := wd.snap()
 	notes := path.Join(storePrefix, "notes", "readme")
@@ -118,12 +114,8 @@ func TestPartialGCFailureIsRetriedAndNeverBlocksPruning(t *testing.T) {
 	a := wd.snap()
 	wd.puts(3)
 	b := wd.snap()
-	wd.puts(3)
-	sSafe := wd.snap()
-	wd.publish(sSafe)
-	wd.puts(3)
-	sNew := wd.snap()
-	wd.publish(sNew)
+	sSafe := wd.published(3)
+	wd.published(3)
 	time.Sleep(grace + 1500*time.Millisecond)
 	before := wd.groups()
 	require.Greater(t, before[a.SnapshotID], 2, "a group has several objects")
@@ -173,10 +165,8 @@ func TestCrashAfterGCKeepsCompleteHistory(t *testing.T) {
 	const grace = time.Second
 	wd.puts(4)
 	orphan := wd.snap()
-	wd.puts(4)
-	wd.publish(wd.snap())
-	wd.puts(4)
-	wd.publish(wd.snap())
+	wd.published(4)
+	wd.published(4)
 	time.Sleep(grace + 1500*time.Millisecond)
 
 	o := opts(grace)
@@ -202,11 +192,8 @@ func TestCrashAfterGCKeepsCompleteHistory(t *testing.T) {
 // and the next cycle deletes them.
 func TestCrashAfterFloorLeavesBatchesForTheNextCycle(t *testing.T) {
 	wd := newWorld(t)
-	wd.puts(4)
-	sSafe := wd.snap()
-	wd.publish(sSafe)
-	wd.puts(4)
-	wd.publish(wd.snap())
+	sSafe := wd.published(4)
+	wd.published(4)
 
 	o := opts(time.Hour)
 	o.AfterCAS = func() { panic("crash") }
@@ -229,8 +216,7 @@ func TestCrashAfterFloorLeavesBatchesForTheNextCycle(t *testing.T) {
 // the suffix rebuilds the exact state.
 func TestAppendsDuringRetentionAreNeverDeleted(t *testing.T) {
 	wd := newWorld(t)
-	wd.puts(10)
-	wd.publish(wd.snap())
+	wd.published(10)
 
 	var stop atomic.Bool
 	var appended atomic.Int64
@@ -277,11 +263,8 @@ func TestAppendsDuringRetentionAreNeverDeleted(t *testing.T) {
 // retains the batches, and the next cycle deletes them.
 func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 	wd := newWorld(t)
-	wd.puts(4)
-	sSafe := wd.snap()
-	wd.publish(sSafe)
-	wd.puts(4)
-	wd.publish(wd.snap())
+	sSafe := wd.published(4)
+	wd.published(4)
 
 	o := opts(time.Hour)
 	o.FloorCASFault = func() error { return errInjected }
@@ -308,15 +291,13 @@ func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 // with the fallback slot holding garbage, the cycle deletes nothing.
 func TestFloorNeedsTwoValidPointers(t *testing.T) {
 	wd := newWorld(t)
-	wd.puts(4)
-	wd.publish(wd.snap())
+	wd.published(4)
 	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Skipped, "one pointer")
 	require.Zero(t, wd.floor())
 
-	wd.puts(4)
-	wd.publish(wd.snap())
+	wd.published(4)
 	_, err = wd.cli.Put(ctxT(t), wd.ks.SnapshotFallback(), `{"pointer_schema_version":1,"snapshot_id":"garbage"`)
 	require.NoError(t, err)
 	rep, err = maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))

@@ -152,6 +152,14 @@ func (wd *world) publish(p publish.Pointer) {
 	require.NoError(t, err)
 }
 
+// published appends n batches, snapshots the state and publishes it.
+func (wd *world) published(n int) publish.Pointer {
+	wd.puts(n)
+	p := wd.snap()
+	wd.publish(p)
+	return p
+}
+
 // groups lists the snapshot ids under the dedicated prefix.
 func (wd *world) groups() map[string]int {
 	list, err := wd.st.List(ctxT(wd.t), storePrefix+"/")
