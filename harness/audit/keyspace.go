@@ -6,6 +6,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/state"
@@ -22,7 +23,11 @@ import (
 //     committed at an earlier revision, and never the prefix's batch;
 //   - the floor never decreases;
 //   - the latest pointer's cursor only grows, and a fallback is only ever
-//     written with the value latest held just before (rotation).
+//     written with the value latest held just before (rotation);
+//   - a legacy import is recorded at most once, into a namespace whose
+//     prefix was still zero, in one revision that moves the prefix to batch 1
+//     at the record's sequence, puts the floor at 1 and the latest pointer
+//     at that cursor, and writes no batch.
 //
 // Revisions the harness itself wrote (fault events' Revisions) are skipped.
 func KeyspaceOrder(in *Input) Result {
@@ -50,6 +55,7 @@ func KeyspaceOrder(in *Input) Result {
 		latestRaw  []byte
 		latestCur  *state.Cursor
 		pubs       int
+		imports    int
 	)
 	events := in.Etcd
 	for i := 0; i < len(events); {
@@ -72,6 +78,7 @@ func KeyspaceOrder(in *Input) Result {
 		}
 		var batchPuts []state.Batch
 		var prefixPut *oplog.DurablePrefix
+		var importPut *legacy.Marker
 		prevLatest := latestRaw
 		for _, e := range group {
 			switch {
@@ -127,6 +134,20 @@ func KeyspaceOrder(in *Input) Result {
 				}
 				prefixPut = &p
 				prefixPuts++
+			case e.Key == ks.LegacyImport():
+				if e.Type != "put" {
+					ev.add("rev %d: legacy import record deleted", rev)
+					continue
+				}
+				if imports++; imports > 1 {
+					ev.add("rev %d: a second legacy import record written", rev)
+				}
+				m, err := legacy.DecodeMarker(e.Value)
+				if err != nil {
+					ev.add("rev %d: legacy import record: %v", rev, err)
+					continue
+				}
+				importPut = &m
 			case e.Key == ks.CompactionFloor():
 				if e.Type != "put" {
 					ev.add("rev %d: compaction floor deleted", rev)
@@ -179,6 +200,13 @@ func KeyspaceOrder(in *Input) Result {
 				batches++
 			}
 		}
+		if importPut != nil {
+			checkImport(&ev, rev, importPut, prefix, prefixPut, len(batchPuts), floorRev == rev && floor == importPut.BatchID, latestCur, prevLatest, latestRaw)
+			if prefixPut != nil {
+				prefix = prefixPut
+			}
+			continue
+		}
 		// An append is one transaction: one batch and the prefix that names it.
 		switch {
 		case prefixPut == nil && len(batchPuts) > 0:
@@ -206,10 +234,37 @@ func KeyspaceOrder(in *Input) Result {
 		}
 	}
 	summary := fmt.Sprintf("%d revisions of history: %d batch appends, %d view claims, %d prefix moves, %d batch deletes, %d pointer publications", len(distinctRevs(events)), batches, viewPuts, prefixPuts, deletes, pubs)
+	if imports > 0 {
+		summary += fmt.Sprintf(", %d legacy import", imports)
+	}
 	if len(events) == 0 {
 		ev.add("no etcd history in the bundle")
 	}
 	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list()}
+}
+
+// checkImport checks the revision that recorded a legacy import: it moved
+// the prefix from the zero state straight to the import cursor, published
+// the floor at batch 1 and the latest pointer at the cursor, and wrote no
+// batch.
+func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *oplog.DurablePrefix, batchPuts int, floorPut bool, latest *state.Cursor, prevLatest, latestRaw []byte) {
+	if before != nil && before.BatchID != 0 {
+		ev.add("rev %d: legacy import recorded after the durable prefix reached batch %d", rev, before.BatchID)
+	}
+	if after == nil || after.BatchID != m.BatchID || after.LastSeq != m.LastSeq {
+		ev.add("rev %d: legacy import recorded without moving the durable prefix to batch %d seq %d", rev, m.BatchID, m.LastSeq)
+	}
+	if batchPuts > 0 {
+		ev.add("rev %d: legacy import wrote %d batch keys", rev, batchPuts)
+	}
+	if !floorPut {
+		ev.add("rev %d: legacy import did not publish the compaction floor at batch %d in the same revision", rev, m.BatchID)
+	}
+	if string(prevLatest) == string(latestRaw) || latest == nil || *latest != (state.Cursor{BatchID: m.BatchID, Seq: m.LastSeq}) {
+		ev.add("rev %d: legacy import did not publish the latest pointer at batch %d seq %d", rev, m.BatchID, m.LastSeq)
+	} else if p, err := publish.DecodePointer(latestRaw); err != nil || p.SnapshotID != m.SnapshotID {
+		ev.add("rev %d: legacy import record names snapshot %s, the latest pointer another", rev, m.SnapshotID)
+	}
 }
 
 func distinctRevs(events []etcddump.Event) map[int64]bool {

@@ -81,3 +81,8 @@ func (k Keyspace) SnapshotFallback() string { return k.root + "/snapshot/fallbac
 
 // CompactionFloor is the compaction floor record.
 func (k Keyspace) CompactionFloor() string { return k.root + "/snapshot/compaction_floor" }
+
+// LegacyImport is the record of an explicit legacy snapshot import, written
+// once, in the same transaction that installs the imported snapshot as the
+// latest pointer at batch 1 (impl/legacy).
+func (k Keyspace) LegacyImport() string { return k.root + "/snapshot/legacy_import" }

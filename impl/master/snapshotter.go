@@ -1,11 +1,9 @@
 package master
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"time"
@@ -219,38 +217,24 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
 	prefix := path.Join(m.storePrefix(), id.String())
 	log := m.log.With("snapshot_id", id.String(), "cursor", cur.String(), "producer_view", view)
-	f, err := os.CreateTemp(m.workDir(), "oplogha-snapshot-*.payload")
-	if err != nil {
-		return failed("workdir", err)
+	prev := ""
+	if o.Latest.Valid() {
+		prev = o.Latest.Pointer.SnapshotID
 	}
-	defer func() { f.Close(); os.Remove(f.Name()) }()
-	phase := time.Now()
 	// The capture is copy-on-write: it shares the live state's nodes, so no
-	// second full copy exists to release before the decode-check below.
-	l, err := snapshot.Encode(capture, f, snapshot.DefaultChunkObjects)
+	// second full copy exists to release before the decode-check.
+	prep, err := snapshot.Prepare(capture, snapshot.PrepareSpec{ID: id, Prefix: prefix, View: view, Previous: prev, WorkDir: m.workDir()})
 	if err != nil {
 		return failed("encode", err)
 	}
-	m.m.phaseSeconds.WithLabelValues("encode").Set(time.Since(phase).Seconds())
+	defer prep.Close()
+	l, d := prep.Layout, prep.Descriptor
+	m.m.phaseSeconds.WithLabelValues("encode").Set(prep.EncodeTime.Seconds())
+	m.m.phaseSeconds.WithLabelValues("decode").Set(prep.DecodeTime.Seconds())
 	m.m.capturedBytes.Set(float64(l.Size))
-	phase = time.Now()
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return failed("decode", err)
-	}
-	if _, _, err := snapshot.Decode(bufio.NewReaderSize(f, 1<<20), snapshot.Visitor{}); err != nil {
-		return failed("decode", err)
-	}
-	m.m.phaseSeconds.WithLabelValues("decode").Set(time.Since(phase).Seconds())
-	mf := snapshot.NewManifest(id.String(), view, snapshot.DefaultChunkObjects, l)
-	d := snapshot.Descriptor{SnapshotID: id.String(), SchemaVersion: snapshot.DescriptorSchemaVersion, LastIncludedSeq: cur.Seq, LastIncludedBatchID: cur.BatchID,
-		ProducerViewVersion: view, PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size), ManifestKey: path.Join(prefix, snapshot.ManifestObject),
-		ObjectPrefix: prefix, CreatedAtMS: time.Now().UnixMilli()}
-	if o.Latest.Valid() {
-		d.PreviousSnapshotID = o.Latest.Pointer.SnapshotID
-	}
 	hit(fpSnapshotBeforeUpload)
-	phase = time.Now()
-	w, err := snapshot.Write(ctx, m.store, m.trust, prefix, f, l, mf, d, snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
+	phase := time.Now()
+	w, err := snapshot.Write(ctx, m.store, m.trust, prefix, prep.File, l, prep.Manifest, d, snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
 	if err != nil {
 		m.m.orphans.Inc()
 		return failed("upload", err)
