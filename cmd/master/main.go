@@ -51,7 +51,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := m.Run(ctx); err != nil {
-		log.Error("exit", "code", "fatal", "err", err)
+		log.Error("exit", "code", master.ErrorCode(err), "err", err)
+		fmt.Fprintln(os.Stderr, "master:", err)
 		os.Exit(1)
 	}
 }

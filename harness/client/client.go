@@ -50,9 +50,10 @@ type Health struct {
 	ProducerView   uint64 `json:"producer_view"`
 	Leader         string `json:"leader"`
 	Bootstrap      struct {
-		Source     string `json:"source"`
-		DurationMS int64  `json:"duration_ms"`
-		Error      string `json:"error"`
+		Source       string `json:"source"`
+		DurationMS   int64  `json:"duration_ms"`
+		Error        string `json:"error"`
+		LegacyImport string `json:"legacy_import"`
 	} `json:"bootstrap"`
 	ApplyError string `json:"apply_error"`
 }

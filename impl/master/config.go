@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/legacy"
 )
 
 // Config is the master's configuration. Every key is a YAML key of the
@@ -47,7 +48,11 @@ type Config struct {
 	SnapshotStallMultiplier   float64 `yaml:"snapshot_stall_multiplier" help:"snapshot_stalled is raised when latest is older than this many intervals while the OpLog has moved past it"`
 	EnableSnapshotGC          bool    `yaml:"enable_snapshot_gc" help:"delete old and orphan snapshot objects"`
 	EnableOplogPruning        bool    `yaml:"enable_oplog_pruning" help:"advance the compaction floor and delete covered batches"`
-	SnapshotBootstrapMode     string  `yaml:"snapshot_bootstrap_mode" help:"pointer | legacy-import"`
+	SnapshotBootstrapMode     string  `yaml:"snapshot_bootstrap_mode" help:"pointer | legacy-import (import one old primary snapshot into a fresh namespace, then pointer mode)"`
+	LegacyImportRoot          string  `yaml:"legacy_import_root" help:"legacy-import: where the old snapshots are: a directory, or s3://BUCKET/PREFIX on s3_endpoint"`
+	LegacyImportClusterID     string  `yaml:"legacy_import_cluster_id" help:"legacy-import: the old cluster namespace under the root (default: cluster_id)"`
+	LegacyImportSnapshotID    string  `yaml:"legacy_import_snapshot_id" help:"legacy-import: the snapshot to import, YYYYMMDD_HHMMSS_mmm (default: the one latest.txt names)"`
+	EnableSnapshot            bool    `yaml:"enable_snapshot" help:"the removed legacy primary snapshot writer: only false is accepted (standbys publish snapshots: enable_standby_snapshot)"`
 
 	ObjectStore                 string `yaml:"object_store" help:"snapshot store: s3 | local (empty: none)"`
 	S3Endpoint                  string `yaml:"s3_endpoint" help:"S3 endpoint URL"`
@@ -196,10 +201,13 @@ func (c Config) Validate() []error {
 	if c.Listen == "" {
 		bad("listen: required (host:port of the client API)")
 	}
-	if c.EnableStandbySnapshot && !c.EnableOplog {
-		bad("enable_standby_snapshot with enable_oplog=false is the legacy snapshot-only mode, which is removed: set enable_oplog: true so snapshots are published through the batch OpLog")
-	} else if !c.EnableOplog {
-		bad("enable_oplog: false is not supported: this master replicates only through the batch OpLog in etcd")
+	switch snapshots := c.EnableStandbySnapshot || c.EnableSnapshot; {
+	case snapshots && !c.EnableOplog:
+		bad("snapshots on with enable_oplog: false is the legacy snapshot-only mode, which is removed: set enable_oplog: true (standbys then publish snapshots through the batch OpLog with enable_standby_snapshot: true); to bring the old snapshots over, import one once with snapshot_bootstrap_mode: legacy-import and legacy_import_root")
+	case !c.EnableOplog:
+		bad("enable_oplog: false is not supported: this master replicates only through the batch OpLog in etcd; set enable_oplog: true")
+	case c.EnableSnapshot:
+		bad("enable_snapshot: the legacy primary snapshot writer is removed: the primary never snapshots; set enable_snapshot: false and enable_standby_snapshot: true")
 	}
 	if len(c.EtcdEndpoints) == 0 {
 		bad("etcd_endpoints: required: the OpLog, election, pointers and floor live in etcd")
@@ -243,13 +251,7 @@ func (c Config) Validate() []error {
 	default:
 		bad("environment: %q: want production or development", c.Environment)
 	}
-	switch c.SnapshotBootstrapMode {
-	case "pointer":
-	case "legacy-import":
-		bad("snapshot_bootstrap_mode: legacy-import is not available in this build yet")
-	default:
-		bad("snapshot_bootstrap_mode: %q: want pointer or legacy-import", c.SnapshotBootstrapMode)
-	}
+	errs = append(errs, c.validateLegacyImport()...)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -257,6 +259,58 @@ func (c Config) Validate() []error {
 	}
 	errs = append(errs, c.validateStore()...)
 	return errs
+}
+
+func (c Config) validateLegacyImport() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	set := c.LegacyImportRoot != "" || c.LegacyImportClusterID != "" || c.LegacyImportSnapshotID != ""
+	switch c.SnapshotBootstrapMode {
+	case "pointer":
+		if set {
+			bad("legacy_import_*: set while snapshot_bootstrap_mode is pointer: set snapshot_bootstrap_mode: legacy-import to import an old snapshot, or remove them")
+		}
+		return errs
+	case "legacy-import":
+	default:
+		bad("snapshot_bootstrap_mode: %q: want pointer or legacy-import", c.SnapshotBootstrapMode)
+		return errs
+	}
+	if c.LegacyImportRoot == "" {
+		bad("snapshot_bootstrap_mode: legacy-import requires legacy_import_root (the directory or s3://BUCKET/PREFIX holding {cluster_id}/latest.txt)")
+	}
+	if c.ObjectStore == "" {
+		bad("snapshot_bootstrap_mode: legacy-import requires a shared object store (object_store): the import becomes a schema-v1 snapshot there")
+	}
+	if strings.HasPrefix(c.LegacyImportRoot, "s3://") {
+		if c.ObjectStore != "s3" {
+			bad("legacy_import_root: %q is in S3, which needs object_store: s3 (its endpoint and credentials are used)", c.LegacyImportRoot)
+		}
+		if b, _, _ := strings.Cut(strings.TrimPrefix(c.LegacyImportRoot, "s3://"), "/"); b == "" {
+			bad("legacy_import_root: %q: want s3://BUCKET/PREFIX", c.LegacyImportRoot)
+		}
+	} else if strings.Contains(c.LegacyImportRoot, "://") {
+		bad("legacy_import_root: %q: want a directory or s3://BUCKET/PREFIX", c.LegacyImportRoot)
+	}
+	if c.LegacyImportClusterID != "" {
+		if _, err := keyspace.New(c.LegacyImportClusterID); err != nil {
+			bad("legacy_import_cluster_id: %v", err)
+		}
+	}
+	if c.LegacyImportSnapshotID != "" {
+		if err := legacy.CheckID(c.LegacyImportSnapshotID); err != nil {
+			bad("legacy_import_snapshot_id: %v", err)
+		}
+	}
+	return errs
+}
+
+// legacyClusterID is the old namespace an import reads.
+func (c Config) legacyClusterID() string {
+	if c.LegacyImportClusterID != "" {
+		return c.LegacyImportClusterID
+	}
+	return c.ClusterID
 }
 
 func (c Config) validateStore() []error {

@@ -39,6 +39,14 @@ func TestValidConfigsPass(t *testing.T) {
 	shared.ObjectStore, shared.S3Endpoint, shared.S3Bucket = "local", "", ""
 	shared.LocalStoreDir, shared.AllowLocalStoreInProduction = "/mnt/shared", true
 	require.Empty(t, shared.Validate(), "an explicitly shared filesystem in production")
+	imp := withSnapshots(validConfig())
+	imp.SnapshotBootstrapMode, imp.LegacyImportRoot = "legacy-import", "s3://old-snapshots/mooncake_master_snapshot"
+	imp.LegacyImportSnapshotID, imp.LegacyImportClusterID = "20260620_143012_007", "mooncake_cluster"
+	require.Empty(t, imp.Validate(), "an explicit legacy import from S3")
+	require.Equal(t, "mooncake_cluster", imp.legacyClusterID())
+	imp.LegacyImportRoot, imp.LegacyImportClusterID = "/var/lib/mooncake/snapshots", ""
+	require.Empty(t, imp.Validate(), "an explicit legacy import from a directory")
+	require.Equal(t, "c1", imp.legacyClusterID())
 }
 
 func TestInvalidCombinationsAreRejected(t *testing.T) {
@@ -90,6 +98,23 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 		{"zero poll", func(c *Config) { c.OplogPollIntervalMS = 0 }, "oplog_poll_interval_ms: must be > 0"},
 		{"zero lease", func(c *Config) { c.LeaderLeaseSeconds = 0 }, "leader_lease_seconds: must be > 0"},
 		{"bad bootstrap mode", func(c *Config) { c.SnapshotBootstrapMode = "catalog" }, "snapshot_bootstrap_mode:"},
+		{"legacy snapshot-only mode, old flag", func(c *Config) { c.EnableSnapshot = true; c.EnableOplog = false }, "legacy snapshot-only mode, which is removed: set enable_oplog: true"},
+		{"legacy primary writer", func(c *Config) { c.EnableSnapshot = true }, "enable_snapshot: the legacy primary snapshot writer is removed"},
+		{"legacy import without root", func(c *Config) { *c = withSnapshots(*c); c.SnapshotBootstrapMode = "legacy-import" }, "legacy-import requires legacy_import_root"},
+		{"legacy import without store", func(c *Config) { c.SnapshotBootstrapMode, c.LegacyImportRoot = "legacy-import", "/old" }, "legacy-import requires a shared object store"},
+		{"legacy import from S3 without S3", func(c *Config) {
+			c.Environment, c.ObjectStore, c.LocalStoreDir = "development", "local", "/d"
+			c.SnapshotBootstrapMode, c.LegacyImportRoot = "legacy-import", "s3://old/prefix"
+		}, "needs object_store: s3"},
+		{"legacy import root of another scheme", func(c *Config) {
+			*c = withSnapshots(*c)
+			c.SnapshotBootstrapMode, c.LegacyImportRoot = "legacy-import", "gs://old"
+		}, "want a directory or s3://BUCKET/PREFIX"},
+		{"legacy import bad id", func(c *Config) {
+			*c = withSnapshots(*c)
+			c.SnapshotBootstrapMode, c.LegacyImportRoot, c.LegacyImportSnapshotID = "legacy-import", "/old", "latest"
+		}, "legacy_import_snapshot_id:"},
+		{"legacy import settings in pointer mode", func(c *Config) { c.LegacyImportRoot = "/old" }, "legacy_import_*: set while snapshot_bootstrap_mode is pointer"},
 		{"bad environment", func(c *Config) { c.Environment = "staging" }, "environment:"},
 		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, "log_level:"},
 	}

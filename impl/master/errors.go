@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/state"
 )
@@ -48,6 +49,16 @@ var codeRules = []codeRule{
 	{oplog.ErrVersion, "bad_version", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrKeyMismatch, "key_mismatch", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrMalformed, "malformed_record", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrNotFound, "legacy_not_found", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrID, "legacy_bad_id", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrDescriptor, "legacy_bad_descriptor", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrManifest, "legacy_manifest_mismatch", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrTruncated, "legacy_truncated", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrMalformed, "legacy_malformed", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrContent, "legacy_content_invalid", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrNamespaceNotEmpty, "legacy_namespace_not_empty", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrOtherImport, "legacy_other_import", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrImportRace, "legacy_import_race", http.StatusInternalServerError, OutcomeUnknown},
 	{context.DeadlineExceeded, "timeout", http.StatusServiceUnavailable, OutcomeFailed},
 	{context.Canceled, "canceled", http.StatusServiceUnavailable, OutcomeFailed},
 }
@@ -60,6 +71,9 @@ func classify(err error) codeRule {
 	}
 	return codeRule{code: "internal", status: http.StatusInternalServerError, outcome: OutcomeUnknown}
 }
+
+// ErrorCode is the stable code of err, as logged ("code") and counted.
+func ErrorCode(err error) string { return errorCode(err) }
 
 // errorCode is the stable code logged and counted for err.
 func errorCode(err error) string {

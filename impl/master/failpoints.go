@@ -33,6 +33,8 @@ var Failpoints = []FailpointInfo{
 	{fpMaintainGCDeleteFails, "maintainGCDeleteFails", "retention: with return(true) a snapshot group's GC delete fails (counted, retried next cycle)"},
 	{fpMaintainFloorCASFails, "maintainFloorCASFails", "retention: with return(true) the floor CAS fails (nothing is deleted)"},
 	{fpMaintainDeleteFails, "maintainDeleteFails", "retention: with return(true) the range delete after the floor fails (retained, retried next cycle)"},
+	{fpLegacyImportAfterWrite, "legacyImportAfterWrite", "legacy import: the converted snapshot written and verified, the import transaction not yet sent (an orphan, the namespace still fresh)"},
+	{fpLegacyImportAfterCommit, "legacyImportAfterCommit", "legacy import: the import transaction committed, the state not yet installed on the importing primary"},
 	// Sabotage: a deliberately broken master, to prove the audits can fail.
 	{fpBrokenAckWithoutAppend, "brokenAckWithoutAppend", "SABOTAGE (tests only): with return(true) the primary acknowledges a batch without making it durable"},
 }
@@ -52,6 +54,9 @@ var (
 	fpPromoteAfterElected = gofail.NewFailpoint("promoteAfterElected")
 	fpPromoteAfterClaim   = gofail.NewFailpoint("promoteAfterClaim")
 	fpPromoteBeforeServe  = gofail.NewFailpoint("promoteBeforeServe")
+
+	fpLegacyImportAfterWrite  = gofail.NewFailpoint("legacyImportAfterWrite")
+	fpLegacyImportAfterCommit = gofail.NewFailpoint("legacyImportAfterCommit")
 
 	fpSnapshotAfterCopy     = gofail.NewFailpoint("snapshotAfterCopy")
 	fpSnapshotBeforeUpload  = gofail.NewFailpoint("snapshotBeforeUpload")

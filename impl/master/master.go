@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/state"
@@ -37,6 +38,9 @@ type BootstrapInfo struct {
 	Source   string        `json:"source"` // latest | fallback | oplog | empty
 	Duration time.Duration `json:"-"`
 	Error    string        `json:"error,omitempty"`
+	// LegacyImport is the legacy snapshot id this node imported as the
+	// first primary of its namespace (legacy-import mode).
+	LegacyImport string `json:"legacy_import,omitempty"`
 }
 
 // Master is one master process.
@@ -67,6 +71,12 @@ type Master struct {
 
 	listener net.Listener
 	started  time.Time // when Run began: the age of "no snapshot yet"
+
+	// legacy is a legacy snapshot read and validated at startup, imported
+	// when this node first becomes primary (legacy-import mode); nil after.
+	legacy *legacy.Snapshot
+	// refused ends Run: a promotion met an operator-input failure.
+	refused error
 }
 
 // New validates cfg and prepares a master; Run starts it.
@@ -124,6 +134,11 @@ func (m *Master) Run(ctx context.Context) error {
 	if m.store, m.trust, err = m.openStore(ctx); err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
+	if m.cfg.SnapshotBootstrapMode == "legacy-import" {
+		if err := m.prepareLegacyImport(ctx); err != nil {
+			return fmt.Errorf("legacy import refused: %w", err)
+		}
+	}
 
 	if err := m.bootstrapUntilDone(ctx); err != nil {
 		return err
@@ -143,6 +158,9 @@ func (m *Master) Run(ctx context.Context) error {
 			continue
 		}
 		m.primaryTerm(ctx, term)
+		if m.refused != nil {
+			return fmt.Errorf("legacy import refused: %w", m.refused)
+		}
 	}
 	m.log.Info("stopped", "phase", "stop")
 	return nil

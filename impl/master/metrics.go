@@ -57,6 +57,8 @@ type metrics struct {
 	admittedLagMax      maxGauge
 	snapshotStalled     prometheus.Gauge
 	latestAge           prometheus.Gauge
+	legacyImports       *prometheus.CounterVec
+	legacyImportSeconds prometheus.Gauge
 
 	etcdDBSize         *prometheus.GaugeVec
 	etcdDBSizeInUse    *prometheus.GaugeVec
@@ -124,7 +126,9 @@ func newMetrics() *metrics {
 	m.floorCASFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_floor_cas_failures_total", Help: "floor CAS attempts that failed (nothing deleted)"})
 	m.verifiedObjects = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_snapshot_objects_verified_total", Help: "snapshot objects written and verified, by proof (checksum: the server validated and HEAD agrees; readback: a complete download)"}, []string{"proof"})
 	m.admittedLagMax = maxGauge{g: prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_admitted_lag_max_batches", Help: "largest lag at admission that was admitted since start (the threshold is max_snapshot_lag_batches)"})}
-	for _, c := range []prometheus.Collector{m.gcBytes, m.floorCASFailures, m.verifiedObjects, m.admittedLagMax.g, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
+	m.legacyImports = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_legacy_imports_total", Help: "explicit legacy snapshot imports by outcome (imported, already_imported, failed)"}, []string{"outcome"})
+	m.legacyImportSeconds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_legacy_import_seconds", Help: "duration of the last legacy import: convert, write, verify and commit"})
+	for _, c := range []prometheus.Collector{m.legacyImports, m.legacyImportSeconds, m.gcBytes, m.floorCASFailures, m.verifiedObjects, m.admittedLagMax.g, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
 		m.etcdQuota, m.etcdQuotaUsed, m.etcdAlarms, m.etcdStatusFailures} {
 		f(c)
 	}

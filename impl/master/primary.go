@@ -25,6 +25,10 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) {
 	if err != nil {
 		m.log.Error("promotion failed", "phase", "promote", "code", errorCode(err), "err", err)
 		m.endTerm(t, "promotion_failed")
+		var r errRefused
+		if errors.As(err, &r) {
+			m.refused = r.err
+		}
 		return
 	}
 	hit(fpPromoteBeforeServe)
@@ -56,8 +60,21 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 	m.m.producerView.Set(float64(view))
 	m.log.Info("claimed producer view", "phase", "promote", "producer_view", view)
 	hit(fpPromoteAfterClaim)
-	// No writer below our view can append any more: catch up to the final prefix.
-	if err := m.applyOnce(ctx, &oplog.Reader{KV: m.cli, Keyspace: m.ks}); err != nil {
+	if m.legacy != nil {
+		if err := m.importLegacy(ctx, view); err != nil {
+			return nil, 0, fmt.Errorf("legacy import: %w", err)
+		}
+	}
+	// No writer below our view can append any more: catch up to the final
+	// prefix (through a snapshot when the cursor fell below the floor).
+	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
+	err = m.applyOnce(ctx, r)
+	if errors.Is(err, oplog.ErrGap) {
+		if err = m.rebootstrapIfBelowFloor(ctx, err); err == nil {
+			err = m.applyOnce(ctx, r)
+		}
+	}
+	if err != nil {
 		return nil, 0, fmt.Errorf("complete state to the durable prefix: %w", err)
 	}
 	w, err := oplog.NewWriter(ctx, m.cli, m.ks, view)
