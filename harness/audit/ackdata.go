@@ -52,8 +52,22 @@ func stronger(a, b *history.Op) *history.Op {
 // attempted (or definitely failed) must be present with the size put; a key
 // whose remove was acknowledged must be absent; a present key must come from
 // a put that was acknowledged or in doubt.
+//
+// Objects a legacy import brought (in.Base) count as puts acknowledged
+// before the history began.
 func AcknowledgedData(in *Input) Result {
 	fs := fates(in.Ops)
+	if in.Base != nil {
+		for _, o := range in.Base.Objects {
+			k := [2]string{o.Tenant, o.Key}
+			if fs[k] == nil {
+				fs[k] = &keyFate{}
+			}
+			if fs[k].put == nil || fs[k].put.Outcome != history.OK {
+				fs[k].put = &history.Op{Kind: history.Put, Tenant: o.Tenant, Key: o.Key, Size: o.Size, Outcome: history.OK, Node: "legacy import of " + in.Base.LegacySnapshotID}
+			}
+		}
+	}
 	trail := newLogTrail(in)
 	var ev evidence
 	checked, required := 0, 0

@@ -59,6 +59,28 @@ type Input struct {
 	Objects *StoreReport
 	// Retention is the once-a-second reading of what the cluster retains.
 	Retention []RetentionSample
+	// Base is what a legacy import brought into the namespace before any
+	// client op, as the harness read it from the fixture (nil: no import).
+	Base *Base
+}
+
+// Base is the content of an imported legacy snapshot: objects acknowledged
+// before the history starts.
+type Base struct {
+	Fixture          string       `json:"fixture"`
+	LegacyClusterID  string       `json:"legacy_cluster_id"`
+	LegacySnapshotID string       `json:"legacy_snapshot_id"`
+	LegacySeq        uint64       `json:"legacy_last_included_seq"`
+	Digest           string       `json:"state_digest"`
+	Segments         int          `json:"segments"`
+	Objects          []BaseObject `json:"objects"`
+}
+
+// BaseObject is one imported object.
+type BaseObject struct {
+	Tenant string `json:"tenant"`
+	Key    string `json:"key"`
+	Size   uint64 `json:"size"`
 }
 
 // StoreReport is the object store as the run left it.
@@ -111,6 +133,7 @@ func Checks() []Check {
 		{"convergence", "every running node ends at the same cursor and state digest", Convergence},
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
 		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
+		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the fixture's snapshot and its exact digest", LegacyImport},
 		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},
 	}

@@ -30,6 +30,7 @@ const (
 	EtcdMembersFile = "etcd/members.json"  // member status at the end
 	NodesDir        = "nodes"              // <name>.json (health + state dump), <name>.metrics.txt
 	ObjectsFile     = "objects.json"       // the snapshot store at the end: pointers verified, listing
+	BaseFile        = "legacy-base.json"   // what a legacy import brought: the fixture's objects and digest
 	LogsDir         = "logs"               // every process log and config
 	AuditFile       = "audit.json"
 	SummaryFile     = "summary.md"
@@ -219,6 +220,12 @@ func Open(path string) (*Bundle, error) {
 			return nil, err
 		}
 		in.Objects = &rep
+	}
+	if _, err := os.Stat(filepath.Join(dir, BaseFile)); err == nil {
+		in.Base = &audit.Base{}
+		if err := readJSON(dir, BaseFile, in.Base); err != nil {
+			return nil, err
+		}
 	}
 	nodes, _ := filepath.Glob(filepath.Join(dir, NodesDir, "*.json"))
 	sort.Strings(nodes)

@@ -214,3 +214,73 @@ func Describe(hs []client.Health) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// Refusal is how a master started by TryConfig ended.
+type Refusal struct {
+	Name     string
+	Exited   bool   // false: it was still running at the deadline (and was stopped)
+	ExitCode int    // when Exited
+	Line     string // its last line that starts with "master: " (the one-line reason)
+	Log      string
+}
+
+// TryConfig starts one extra master, named name, with node 0's settings
+// plus overrides (its own listen port), and waits up to timeout for it to
+// exit: the way to show that a configuration is refused at startup against
+// the live cluster. It is stopped by PID if it is still running then.
+func (s *Set) TryConfig(ctx context.Context, name string, overrides map[string]any, timeout time.Duration) (Refusal, error) {
+	out := Refusal{Name: name, Log: filepath.Join(s.opts.Dir, name+".log")}
+	data, err := os.ReadFile(s.Nodes[0].ConfigPath)
+	if err != nil {
+		return out, err
+	}
+	cfg := map[string]any{}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return out, err
+	}
+	ps, err := ports.Free(1)
+	if err != nil {
+		return out, err
+	}
+	cfg["node_id"], cfg["listen"] = name, ports.Addr(ps[0])
+	cfg["advertise_url"] = "http://" + ports.Addr(ps[0])
+	for k, v := range overrides {
+		cfg[k] = v
+	}
+	if data, err = yaml.Marshal(cfg); err != nil {
+		return out, err
+	}
+	path := filepath.Join(s.opts.Dir, name+".yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return out, err
+	}
+	p, err := s.group.Start(proc.Spec{Name: name, Path: s.opts.Binary, Args: []string{"--config", path}, Env: s.opts.Env, Log: out.Log, Dir: s.opts.Dir})
+	if err != nil {
+		return out, err
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-p.Done():
+		out.Exited = true
+	case <-t.C:
+		_ = p.Stop(2 * time.Second)
+	case <-ctx.Done():
+		_ = p.Stop(2 * time.Second)
+		return out, ctx.Err()
+	}
+	if out.Exited {
+		var ee interface{ ExitCode() int }
+		if errors.As(p.ExitErr(), &ee) {
+			out.ExitCode = ee.ExitCode()
+		}
+	}
+	if log, err := os.ReadFile(out.Log); err == nil {
+		for _, l := range strings.Split(string(log), "\n") {
+			if strings.HasPrefix(l, "master: ") {
+				out.Line = l
+			}
+		}
+	}
+	return out, nil
+}

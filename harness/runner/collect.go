@@ -128,6 +128,11 @@ func (r *run) writeBundle(meta bundle.Meta) error {
 			return err
 		}
 	}
+	if r.base != nil {
+		if err := bundle.WriteJSON(r.dir, bundle.BaseFile, r.base); err != nil {
+			return err
+		}
+	}
 	if err := copyLogs(r.work, filepath.Join(r.dir, bundle.LogsDir)); err != nil {
 		return err
 	}

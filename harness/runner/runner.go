@@ -75,6 +75,10 @@ type run struct {
 	binaries runtime.Binaries
 	// generations counts traffic starts, so each start draws fresh keys.
 	generations int
+	// base is what the scenario's legacy import brings (nil: none).
+	base *audit.Base
+	// refusals counts masters started to be refused (assert refuses).
+	refusals int
 }
 
 // Run runs sc.
@@ -199,8 +203,23 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 		return fmt.Errorf("binaries: %w", err)
 	}
 	r.binaries = bins
+	masterCfg := map[string]any{}
+	for k, v := range r.sc.Cluster.Config {
+		masterCfg[k] = v
+	}
+	if r.sc.Cluster.LegacyImport != nil {
+		base, extra, err := r.legacyBase(ctx)
+		if err != nil {
+			return err
+		}
+		r.base = base
+		for k, v := range extra {
+			masterCfg[k] = v
+		}
+		r.events.add("note", "legacy", "", fmt.Sprintf("every master imports %s (%d objects) from %s", base.LegacySnapshotID, len(base.Objects), base.Fixture), true)
+	}
 	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
-		MasterConfig: r.sc.Cluster.Config, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
+		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
 		S3: r.sc.Cluster.S3}
 	r.prog.set("booting cluster", "")
 	c, err := runtime.Up(ctx, group, bins, shape, r.work)

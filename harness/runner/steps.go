@@ -264,6 +264,11 @@ func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
 			return err
 		}
 	}
+	if a.Refuses != nil {
+		if err := r.assertRefuses(ctx, a.Refuses); err != nil {
+			return err
+		}
+	}
 	hs := r.cluster.Masters.Health(ctx)
 	var errs []error
 	serving := 0

@@ -44,6 +44,18 @@ type Cluster struct {
 	EtcdQuotaBytes int64             `yaml:"etcd_quota_bytes,omitempty"`
 	Failpoints     map[string]string `yaml:"failpoints,omitempty"` // enabled on every master at start
 	S3             string            `yaml:"s3,omitempty"`         // snapshot store: versitygw | gofakes3 | local
+	// LegacyImport starts every master in legacy-import mode on this root
+	// of old primary snapshots; the audits then expect its content.
+	LegacyImport *LegacyImport `yaml:"legacy_import,omitempty"`
+}
+
+// LegacyImport names the old snapshot a fresh cluster imports.
+type LegacyImport struct {
+	// Root holds {cluster_id}/latest.txt and the snapshot directories; a
+	// relative path is relative to the repository (e.g. fixtures/legacy/small).
+	Root       string `yaml:"root"`
+	ClusterID  string `yaml:"cluster_id,omitempty"`  // the old namespace under the root (default: the cluster's)
+	SnapshotID string `yaml:"snapshot_id,omitempty"` // default: the one latest.txt names
 }
 
 // Step is one step; exactly one action field is set.
@@ -89,6 +101,17 @@ type Assert struct {
 	Metric *MetricAssert `yaml:"metric,omitempty"`
 	// Oplog checks the batch keys and the compaction floor in etcd.
 	Oplog *OplogAssert `yaml:"oplog,omitempty"`
+	// Refuses starts one more master against the live cluster with every
+	// node's settings plus these keys; it must exit non-zero by itself and
+	// say so in one line.
+	Refuses *RefusesAssert `yaml:"refuses,omitempty"`
+}
+
+// RefusesAssert is a configuration a master must refuse at startup.
+type RefusesAssert struct {
+	Config  map[string]any `yaml:"config"`
+	Says    string         `yaml:"says"` // a substring of its one-line reason
+	Timeout time.Duration  `yaml:"timeout,omitempty"`
 }
 
 // OplogAssert describes the OpLog's shape in etcd; unset fields are not checked.
@@ -308,6 +331,19 @@ func (sc *Scenario) validate() []string {
 	default:
 		bad(0, "cluster.s3: %q: want versitygw, gofakes3 or local", sc.Cluster.S3)
 	}
+	if li := sc.Cluster.LegacyImport; li != nil {
+		if li.Root == "" {
+			bad(0, "cluster.legacy_import.root: required (a root of old snapshots, e.g. fixtures/legacy/small)")
+		}
+		if sc.Cluster.S3 == "" {
+			bad(0, "cluster.legacy_import needs cluster.s3: the import becomes a snapshot in the store")
+		}
+	}
+	for _, k := range []string{"snapshot_bootstrap_mode", "legacy_import_root", "legacy_import_cluster_id", "legacy_import_snapshot_id"} {
+		if _, ok := sc.Cluster.Config[k]; ok {
+			bad(0, "cluster.config.%s: set cluster.legacy_import instead (the harness then also audits the import)", k)
+		}
+	}
 	if len(sc.Steps) == 0 {
 		bad(0, "steps: at least one step")
 	}
@@ -375,6 +411,10 @@ func (sc *Scenario) validate() []string {
 			}
 			if s.Restart.Mode != "cold" && s.Restart.Mode != "crash" {
 				bad(s.Line, "step %d: restart mode %q: want cold or crash", i+1, s.Restart.Mode)
+			}
+		case "assert":
+			if rf := s.Assert.Refuses; rf != nil && (len(rf.Config) == 0 || rf.Says == "") {
+				bad(s.Line, "step %d: assert refuses needs config (the keys to try) and says (what the refusal must say)", i+1)
 			}
 		case "traffic":
 			if s.Traffic != "start" && s.Traffic != "stop" {

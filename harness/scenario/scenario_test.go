@@ -107,3 +107,41 @@ func TestCoversNameRealRFCRows(t *testing.T) {
 	}
 	require.NotEmpty(t, Coverage(scs)[Row{"Failure Semantics", "Latest snapshot corrupt"}])
 }
+
+func TestLegacyImportAndRefusalSteps(t *testing.T) {
+	src := `name: bad-import
+tier: pr
+cluster:
+  legacy_import: {cluster_id: old}
+  config: {snapshot_bootstrap_mode: legacy-import}
+steps:
+  - assert: {refuses: {config: {enable_oplog: false}}}
+`
+	_, err := Parse([]byte(src))
+	var le *LoadError
+	require.ErrorAs(t, err, &le)
+	joined := strings.Join(le.Problems, "\n")
+	for _, want := range []string{
+		"cluster.legacy_import.root: required",
+		"cluster.legacy_import needs cluster.s3",
+		"cluster.config.snapshot_bootstrap_mode: set cluster.legacy_import instead",
+		"line 7: step 1: assert refuses needs config",
+	} {
+		require.Contains(t, joined, want)
+	}
+	sc, err := Parse([]byte(`name: ok
+tier: pr
+cluster:
+  s3: versitygw
+  legacy_import: {root: fixtures/legacy/small, cluster_id: mooncake_cluster}
+steps:
+  - assert: {refuses: {config: {enable_oplog: false}, says: "removed"}}
+`))
+	require.NoError(t, err)
+	out, err := sc.Marshal()
+	require.NoError(t, err)
+	again, err := Parse(out)
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "fixtures/legacy/small", again.Cluster.LegacyImport.Root)
+	require.Equal(t, "removed", again.Steps[0].Assert.Refuses.Says)
+}

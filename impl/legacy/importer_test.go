@@ -3,6 +3,7 @@ package legacy_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -178,4 +179,40 @@ func TestImportedSnapshotIsSchemaV1(t *testing.T) {
 	require.Equal(t, uint64(1), d.LastIncludedBatchID)
 	require.Equal(t, res.Marker.SnapshotID, d.SnapshotID)
 	require.Empty(t, d.PreviousSnapshotID)
+}
+
+// A crash after the converted snapshot is written and before the import
+// transaction leaves an orphan and a namespace still fresh: the next primary
+// imports again, and the pointer names its snapshot, not the orphan.
+func TestCrashBeforeTheImportTransaction(t *testing.T) {
+	ctx := context.Background()
+	w := newImportWorld(t)
+	snap := openFixture(t, "small")
+	crashed := w.importer(t)
+	crashed.AfterWrite = func() { panic("crash") }
+	require.Panics(t, func() { _, _ = crashed.Import(ctx, "mooncake_cluster", snap) })
+
+	ns, err := legacy.ReadNamespace(ctx, w.srv.Client, w.ks)
+	require.NoError(t, err)
+	require.True(t, ns.Fresh, "nothing committed: %v", ns.Residue)
+	groups, err := w.store.List(ctx, "snapshots/imported/")
+	require.NoError(t, err)
+	require.NotEmpty(t, groups, "the crashed importer's objects are there, as an orphan")
+
+	view, err := oplog.ClaimProducerView(ctx, w.srv.Client, w.ks) // the next primary
+	require.NoError(t, err)
+	w.view = view
+	res, err := w.importer(t).Import(ctx, "mooncake_cluster", snap)
+	require.NoError(t, err)
+	all, err := w.store.List(ctx, "snapshots/imported/")
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, o := range all {
+		ids[strings.SplitN(strings.TrimPrefix(o.Key, "snapshots/imported/"), "/", 2)[0]] = true
+	}
+	require.Len(t, ids, 2, "the orphan and the imported snapshot: %v", ids)
+	o, err := publish.Observe(ctx, w.srv.Client, w.ks)
+	require.NoError(t, err)
+	require.Equal(t, res.Marker.SnapshotID, o.Latest.Pointer.SnapshotID)
+	require.Equal(t, uint64(view), res.Marker.ProducerView)
 }

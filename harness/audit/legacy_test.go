@@ -1,0 +1,131 @@
+package audit
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/legacy"
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+)
+
+const importSeq = 5000
+
+func importPointer(t *testing.T) (publish.Pointer, []byte) {
+	t.Helper()
+	id := snapshot.ID{BatchID: 1, Lease: 7, Random: "00112233445566aa"}
+	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: 1, LastIncludedSeq: importSeq, ProducerViewVersion: 1,
+		PayloadSize: 10, PayloadChecksum: snapshot.CRC64NVME(1), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
+	b, err := p.Encode()
+	require.NoError(t, err)
+	return p, b
+}
+
+func importMarker(p publish.Pointer) legacy.Marker {
+	return legacy.Marker{SchemaVersion: 1, LegacyClusterID: "old", LegacySnapshotID: "20260620_143012_007", LegacySeq: importSeq, SnapshotID: p.SnapshotID,
+		BatchID: 1, LastSeq: importSeq, ProducerView: 1, Objects: 2, Segments: 1, StateDigest: "sha256:aa", ImportedAtMS: 1, ImportedBy: "master-0"}
+}
+
+// importHistory: claim view 1 (zero prefix), the import revision, then two appends.
+func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, ptr []byte) (skipFloor, skipLatest bool)) *revs {
+	r := &revs{ks: keyspace.Must("c")}
+	r.claim(1)
+	p, ptr := importPointer(t)
+	m := importMarker(p)
+	skipFloor, skipLatest := false, false
+	if edit != nil {
+		skipFloor, skipLatest = edit(r, &m, ptr)
+	}
+	r.rev++
+	if !skipLatest {
+		r.put(r.ks.SnapshotLatest(), ptr, 1)
+	}
+	if !skipFloor {
+		r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: 1}.Encode(), 1)
+	}
+	r.prefix = oplog.DurablePrefix{BatchID: 1, LastSeq: importSeq}
+	r.put(r.ks.DurablePrefix(), r.prefix.Encode(), 2)
+	r.put(r.ks.LegacyImport(), m.Encode(), 1)
+	r.appendBatch()
+	r.appendBatch()
+	return r
+}
+
+func TestKeyspaceOrderAcceptsAnImport(t *testing.T) {
+	r := importHistory(t, nil)
+	res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
+	require.True(t, res.Pass, evidence0(res))
+	require.Contains(t, res.Summary, "1 legacy import")
+
+	for name, tc := range map[string]struct {
+		edit func(r *revs, m *legacy.Marker, ptr []byte) (bool, bool)
+		want string
+	}{
+		"without the floor":  {func(*revs, *legacy.Marker, []byte) (bool, bool) { return true, false }, "did not publish the compaction floor"},
+		"without the latest": {func(*revs, *legacy.Marker, []byte) (bool, bool) { return false, true }, "did not publish the latest pointer"},
+		"record at another seq": {func(_ *revs, m *legacy.Marker, _ []byte) (bool, bool) {
+			m.LastSeq = 4999
+			return false, false
+		}, "without moving the durable prefix to batch 1 seq 4999"},
+		"after batches were written": {func(r *revs, _ *legacy.Marker, _ []byte) (bool, bool) {
+			r.appendBatch()
+			return false, false
+		}, "legacy import recorded after the durable prefix reached batch 1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: importHistory(t, tc.edit).events})
+			require.False(t, res.Pass)
+			require.Contains(t, evidence0(res), tc.want)
+		})
+	}
+	// A second record, later.
+	r = importHistory(t, nil)
+	p, _ := importPointer(t)
+	r.rev++
+	r.put(r.ks.LegacyImport(), importMarker(p).Encode(), 2)
+	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "a second legacy import record written")
+}
+
+func TestLegacyImportAudit(t *testing.T) {
+	base := &Base{Fixture: "fixtures/legacy/x", LegacySnapshotID: "20260620_143012_007", LegacySeq: importSeq, Digest: "sha256:aa", Segments: 1,
+		Objects: []BaseObject{{Tenant: "t", Key: "legacy/1", Size: 10}, {Tenant: "t", Key: "legacy/2", Size: 20}}}
+	imported := importHistory(t, nil).events
+	res := LegacyImport(&Input{ClusterID: "c", Etcd: imported, Base: base})
+	require.True(t, res.Pass, evidence0(res))
+	require.Contains(t, res.Summary, "imported as ")
+
+	res = LegacyImport(&Input{ClusterID: "c", Etcd: goodHistory().events})
+	require.True(t, res.Pass, "no import asked, none done")
+	res = LegacyImport(&Input{ClusterID: "c", Etcd: imported})
+	require.False(t, res.Pass, "an import nobody asked for")
+	res = LegacyImport(&Input{ClusterID: "c", Etcd: goodHistory().events, Base: base})
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "was never imported")
+
+	other := *base
+	other.Digest = "sha256:bb"
+	res = LegacyImport(&Input{ClusterID: "c", Etcd: imported, Base: &other})
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "imported content has digest sha256:aa, the fixture's is sha256:bb")
+}
+
+// Imported objects are acknowledged before the history: each must survive,
+// and none of them is "invented".
+func TestAcknowledgedDataWithABase(t *testing.T) {
+	base := &Base{LegacySnapshotID: "20260620_143012_007", Objects: []BaseObject{{Tenant: "t", Key: "legacy/1", Size: 10}}}
+	ops := []history.Op{op(history.Put, "new", history.OK, 1, 2)}
+	r := AcknowledgedData(&Input{Ops: ops, Base: base, Nodes: []Node{nodeWith(map[string]uint64{"legacy/1": 10, "new": 10})}})
+	require.True(t, r.Pass, evidence0(r))
+	r = AcknowledgedData(&Input{Ops: ops, Base: base, Nodes: []Node{nodeWith(map[string]uint64{"new": 10})}})
+	require.False(t, r.Pass)
+	require.Contains(t, evidence0(r), "legacy/1 missing: put acknowledged")
+	require.Contains(t, evidence0(r), "legacy import of 20260620_143012_007")
+	r = AcknowledgedData(&Input{Ops: ops, Nodes: []Node{nodeWith(map[string]uint64{"legacy/1": 10, "new": 10})}})
+	require.False(t, r.Pass, "without the base the same object is invented")
+}
