@@ -3,6 +3,9 @@ SHELL := /bin/bash
 GO    ?= go
 CHAOS := .cache/chaos
 FUZZTIME ?= 60s
+# each new interesting input is minimized before the fuzzer goes on; with
+# kilobyte seeds the default (60s) stalls a short run on one input
+FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
 .PHONY: all demo test nightly swarm tools fuzz bench vet clean $(CHAOS)
@@ -61,7 +64,7 @@ fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg; \
 	  done; \
 	done
 

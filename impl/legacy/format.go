@@ -2,6 +2,8 @@ package legacy
 
 import (
 	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
 	"regexp"
 	"time"
 )
@@ -31,11 +33,11 @@ const (
 // a zstd frame holding a msgpack array of Rows. Struct fields encode as a map
 // keyed by the msgpack tags, in declaration order.
 type Metadata struct {
-	Version       int     `msgpack:"version"`
-	ShardCount    int     `msgpack:"shard_count"`
-	ObjectCount   uint64  `msgpack:"object_count"`
-	ReplicaNextID uint64  `msgpack:"replica_next_id"`
-	Shards        []Shard `msgpack:"shards"`
+	Version       int         `msgpack:"version"`
+	ShardCount    int         `msgpack:"shard_count"`
+	ObjectCount   uint64      `msgpack:"object_count"`
+	ReplicaNextID uint64      `msgpack:"replica_next_id"`
+	Shards        List[Shard] `msgpack:"shards"`
 }
 
 // Shard is one metadata shard: its index, its row count and the zstd frame
@@ -56,12 +58,12 @@ type Row struct {
 
 // Object is an object's metadata as the old master persisted it.
 type Object struct {
-	ClientID   string    `msgpack:"client_id"`
-	Size       uint64    `msgpack:"size"`
-	Replicas   []Replica `msgpack:"replicas"`
-	GroupID    string    `msgpack:"group_id"`
-	DataType   uint32    `msgpack:"data_type"`
-	HardPinned bool      `msgpack:"hard_pinned"`
+	ClientID   string        `msgpack:"client_id"`
+	Size       uint64        `msgpack:"size"`
+	Replicas   List[Replica] `msgpack:"replicas"`
+	GroupID    string        `msgpack:"group_id"`
+	DataType   uint32        `msgpack:"data_type"`
+	HardPinned bool          `msgpack:"hard_pinned"`
 }
 
 // Replica is one replica descriptor with its persisted lifecycle status.
@@ -76,8 +78,8 @@ type Replica struct {
 
 // Segments is the msgpack document in {id}/segments: the segment registry.
 type Segments struct {
-	Version  int       `msgpack:"version"`
-	Segments []Segment `msgpack:"segments"`
+	Version  int           `msgpack:"version"`
+	Segments List[Segment] `msgpack:"segments"`
 }
 
 // Segment is one registry entry.
@@ -87,6 +89,35 @@ type Segment struct {
 	Capacity uint64 `msgpack:"capacity"`
 	Kind     string `msgpack:"kind"`
 	FilePath string `msgpack:"file_path"`
+}
+
+// List is a msgpack array decoded one element at a time, so that memory
+// grows with the elements actually present, not with the length a header
+// claims: a 24-byte document announcing 2^32 elements fails at its end of
+// data instead of allocating them (msgpack/v5 sizes typed slices from the
+// header whatever its allocation limit says).
+type List[T any] []T
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (l *List[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		*l = nil
+		return nil
+	}
+	out := make([]T, 0, min(n, 1024))
+	for i := 0; i < n; i++ {
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	*l = out
+	return nil
 }
 
 var idPattern = regexp.MustCompile(`^[0-9]{8}_[0-9]{6}_[0-9]{3}$`)

@@ -169,7 +169,7 @@ func (s Source) metadata(ctx context.Context, clusterID, id string, b *state.Bui
 			}
 			return 0, fmt.Errorf("%w: %s: shard %d: zstd: %v", kind, where, i, err)
 		}
-		var shard []Row
+		var shard List[Row]
 		if err := decodeStrict(plain, &shard); err != nil {
 			return 0, fmt.Errorf("%s: shard %d: %w", where, i, err)
 		}

@@ -224,3 +224,24 @@ func TestMissingRootAndLatest(t *testing.T) {
 	_, err = source(root).Open(context.Background(), "c1", "20260620_143012_007")
 	require.ErrorIs(t, err, legacy.ErrNotFound)
 }
+
+// A header claiming far more elements than the data holds fails at the end
+// of the data; it allocates nothing like what it claims (found by FuzzOpen:
+// 24 bytes of segments announcing 2^32 entries ran the process out of memory).
+func TestHugeLengthHeadersAreTruncation(t *testing.T) {
+	const id = "20260620_143012_007"
+	array32 := func(prefix ...byte) []byte { return append(prefix, 0xdd, 0xff, 0xff, 0xff, 0xff) }
+	segs := array32(0x82, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n', 0x01, 0xa8, 's', 'e', 'g', 'm', 'e', 'n', 't', 's')
+	st := memStore{"c/" + id + "/descriptor.txt": []byte("1|1|1"), "c/" + id + "/manifest.txt": []byte(legacy.ManifestFor(id)), "c/" + id + "/segments": segs}
+	_, err := legacy.Source{Store: st}.Open(context.Background(), "c", id)
+	require.ErrorIs(t, err, legacy.ErrTruncated)
+
+	good, err := os.ReadFile(filepath.Join(fixtures, "small", "mooncake_cluster", id, legacy.SegmentsObject))
+	require.NoError(t, err)
+	st["c/"+id+"/segments"] = good
+	st["c/"+id+"/metadata"] = array32(0x85, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n', 0x01, 0xab, 's', 'h', 'a', 'r', 'd', '_', 'c', 'o', 'u', 'n', 't', 0x01,
+		0xac, 'o', 'b', 'j', 'e', 'c', 't', '_', 'c', 'o', 'u', 'n', 't', 0x00, 0xaf, 'r', 'e', 'p', 'l', 'i', 'c', 'a', '_', 'n', 'e', 'x', 't', '_', 'i', 'd', 0x01,
+		0xa6, 's', 'h', 'a', 'r', 'd', 's')
+	_, err = legacy.Source{Store: st}.Open(context.Background(), "c", id)
+	require.ErrorIs(t, err, legacy.ErrTruncated)
+}
