@@ -141,7 +141,7 @@ svg text{font:11px system-ui,sans-serif}
 <h2>Binaries</h2><ul>{{range .Meta.Binaries}}<li>{{.Name}} {{.Version}} <code>{{.SHA256}}</code></li>{{end}}</ul>
 </body></html>`))
 
-var roleColor = map[string]string{"standby": "#8c959f", "promoting": "#d4a72c", "primary": "#1a7f37", "failed": "#cf222e", "starting": "#afb8c1", "down": "#24292f"}
+var roleColor = map[string]string{"standby": "#8c959f", "promoting": "#d4a72c", "primary": "#1a7f37", "failed": "#cf222e", "starting": "#afb8c1", "down": "#24292f", "restarted": "#24292f"}
 
 // timelineSVG draws the run: one lane for steps, one for faults, one per
 // master's role, and the client throughput underneath.

@@ -55,7 +55,8 @@ type Health struct {
 		Error        string `json:"error"`
 		LegacyImport string `json:"legacy_import"`
 	} `json:"bootstrap"`
-	ApplyError string `json:"apply_error"`
+	ApplyError  string `json:"apply_error"`
+	Incarnation string `json:"incarnation"` // changes when the process restarts
 }
 
 // Replica is a replica descriptor.

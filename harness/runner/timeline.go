@@ -57,6 +57,7 @@ func (t *timeline) snapshot() ([]audit.Event, string) {
 // each role change and each publication, until ctx ends.
 func (r *run) observe(ctx context.Context) {
 	roles := map[string]string{}
+	incarnations := map[string]string{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	cli, err := r.cluster.Etcd.Client(nil)
@@ -78,6 +79,15 @@ func (r *run) observe(ctx context.Context) {
 		for i, h := range hs {
 			name := r.cluster.Masters.Nodes[i].Name
 			role := roleOf(h)
+			if h.Incarnation != "" {
+				// A restart faster than one round of polling would hide the
+				// node's new promotion behind an unchanged role.
+				if was, ok := incarnations[name]; ok && was != h.Incarnation && roles[name] != "down" {
+					r.events.add("role", "role", name, fmt.Sprintf("%s → restarted", roles[name]), true)
+					roles[name] = "restarted"
+				}
+				incarnations[name] = h.Incarnation
+			}
 			if prev, ok := roles[name]; !ok || prev != role {
 				if !ok {
 					prev = "start"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -267,10 +268,15 @@ type Health struct {
 	} `json:"bootstrap"`
 	ApplyError string `json:"apply_error,omitempty"`
 	Time       string `json:"time"`
+	// Incarnation names this process (pid and start time): an observer
+	// that sees it change knows the node restarted, even when it never saw
+	// the node down.
+	Incarnation string `json:"incarnation"`
 }
 
 func (m *Master) handleHealth(w http.ResponseWriter, r *http.Request) {
-	h := Health{NodeID: m.cfg.nodeID(), Cursor: m.cursor(), Time: time.Now().UTC().Format(time.RFC3339Nano)}
+	h := Health{NodeID: m.cfg.nodeID(), Cursor: m.cursor(), Time: time.Now().UTC().Format(time.RFC3339Nano),
+		Incarnation: fmt.Sprintf("%d@%d", os.Getpid(), m.started.UnixNano())}
 	m.roleMu.Lock()
 	h.Role, h.Serving, h.RoleGeneration, h.ProducerView, h.Leader = m.role, m.serving, m.roleGen, m.view, m.leaderURL
 	h.DurablePrefix = m.durable.BatchID
