@@ -72,15 +72,14 @@ func (m *Master) restore(ctx context.Context, p publish.Pointer) (*state.State, 
 	if !strings.HasPrefix(p.ObjectPrefix, m.storePrefix()+"/") {
 		return nil, fmt.Errorf("%w: pointer names %q outside %q", snapshot.ErrIdentity, p.ObjectPrefix, m.storePrefix())
 	}
-	b := state.NewBuilder()
-	d, _, h, err := snapshot.Open(ctx, m.store, p.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
+	d, _, _, st, err := snapshot.OpenState(ctx, m.store, p.ObjectPrefix)
 	if err != nil {
 		return nil, err
 	}
 	if err := publish.Agree(p, d); err != nil {
 		return nil, err
 	}
-	return b.Finish(h.Cursor)
+	return st, nil
 }
 
 func (m *Master) install(st *state.State, head oplog.Head, info BootstrapInfo, snapshotID string) BootstrapInfo {

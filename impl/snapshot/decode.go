@@ -62,7 +62,8 @@ func Decode(r io.Reader, v Visitor) (Header, Stats, error) {
 	if kind != kindSegments || index != 0 {
 		return h, st, malformed("first record is %s #%d, want segments #0", kinds[kind], index)
 	}
-	rr := newRecordReader(br)
+	scratch := newDecodeScratch(v.Object != nil)
+	rr := newRecordReader(br, scratch)
 	var last string
 	for i := uint64(0); i < count; i++ {
 		s := rr.segment()
@@ -85,7 +86,11 @@ func Decode(r io.Reader, v Visitor) (Header, Stats, error) {
 	uncompressed += rr.n
 	st.Segments = count
 
-	var lastKey *state.ObjectKey
+	// The last key, owned here: the reader reuses its key buffer when the
+	// visitor keeps nothing.
+	var lastTenant string
+	var lastKey []byte
+	haveLast := false
 	for c := uint32(0); c < h.ChunkCount; c++ {
 		kind, index, count, _, err := readRecordHead(br)
 		if err != nil {
@@ -97,17 +102,16 @@ func Decode(r io.Reader, v Visitor) (Header, Stats, error) {
 		if count == 0 || st.Objects+count > h.ObjectCount {
 			return h, st, fmt.Errorf("%w: chunk %d holds %d objects, %d of %d already read", ErrCount, c, count, st.Objects, h.ObjectCount)
 		}
-		rr := newRecordReader(br)
+		rr := newRecordReader(br, scratch)
 		for i := uint64(0); i < count; i++ {
 			k, o := rr.object()
 			if rr.err != nil {
 				return h, st, fmt.Errorf("chunk %d object %d: %w", c, i, rr.err)
 			}
-			if lastKey != nil && !(lastKey.Tenant < k.Tenant || (lastKey.Tenant == k.Tenant && lastKey.Key < k.Key)) {
-				return h, st, malformed("object %s after %s: not ascending", k, *lastKey)
+			if haveLast && !(lastTenant < k.Tenant || (lastTenant == k.Tenant && string(lastKey) < k.Key)) {
+				return h, st, malformed("object %s after %s: not ascending", k, state.ObjectKey{Tenant: lastTenant, Key: string(lastKey)})
 			}
-			kk := k
-			lastKey = &kk
+			lastTenant, lastKey, haveLast = k.Tenant, append(lastKey[:0], k.Key...), true
 			if v.Object != nil {
 				if err := v.Object(k, o); err != nil {
 					return h, st, err
@@ -140,16 +144,4 @@ func Decode(r io.Reader, v Visitor) (Header, Stats, error) {
 		return h, st, fmt.Errorf("%w: payload crc64nvme %016x, envelope says %016x", ErrChecksum, got, h.Checksum)
 	}
 	return h, st, nil
-}
-
-// Restore decodes a payload into a new state (a temporary recovery context:
-// nothing is returned unless all of it is valid).
-func Restore(r io.Reader) (*state.State, Header, error) {
-	b := state.NewBuilder()
-	h, _, err := Decode(r, Visitor{Segment: b.AddSegment, Object: b.AddObject})
-	if err != nil {
-		return nil, h, err
-	}
-	s, err := b.Finish(h.Cursor)
-	return s, h, err
 }

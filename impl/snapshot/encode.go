@@ -71,6 +71,12 @@ type Source interface {
 	Segments(yield func(state.Segment) bool)
 }
 
+// sharedSource is a Source that can yield objects without copying them
+// (state.Capture): the encoder only reads what it is given.
+type sharedSource interface {
+	ObjectsShared(yield func(state.ObjectKey, state.Object) bool)
+}
+
 // Encode streams capture c into f as one payload — header, segments record,
 // then chunk records of at most chunkObjects objects — computing every
 // checksum in the same pass. Memory does not grow with the state: nothing is
@@ -127,10 +133,14 @@ func Encode(c Source, f *os.File, chunkObjects int) (*Layout, error) {
 	var err error
 	if nObj > 0 {
 		startRecord(bw, kindObjects, 0, chunkSize())
-		rw = newRecordWriter(bw)
+		rw.reset()
 	}
 	want := chunkSize()
-	c.Objects(func(k state.ObjectKey, o state.Object) bool {
+	objects := c.Objects
+	if sh, ok := c.(sharedSource); ok {
+		objects = sh.ObjectsShared
+	}
+	objects(func(k state.ObjectKey, o state.Object) bool {
 		rw.object(k, o)
 		count++
 		if count == want {
@@ -145,7 +155,7 @@ func Encode(c Source, f *os.File, chunkObjects int) (*Layout, error) {
 			if total < uint64(nObj) {
 				want = chunkSize()
 				startRecord(bw, kindObjects, uint64(chunk), want)
-				rw = newRecordWriter(bw)
+				rw.reset()
 			}
 		}
 		return true
@@ -174,8 +184,9 @@ func Encode(c Source, f *os.File, chunkObjects int) (*Layout, error) {
 		return nil, err
 	}
 	seg.CRC = h.Sum64()
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
+	// No fsync: the work file is read back through the page cache (decode
+	// check, upload) and never reopened after a crash, so making it durable
+	// buys nothing and cost a third of the encode time. A write error
+	// (ENOSPC) is still returned by the writes above.
 	return l, nil
 }

@@ -8,13 +8,18 @@ import "fmt"
 // could not have produced.
 type Builder struct {
 	t       *tables
-	lastKey *ObjectKey
+	lastKey ObjectKey
+	hasLast bool
 	lastSeg string
+	segs    map[string]*Segment // the segments added, by endpoint: one lookup per replica
+	slab    []Object            // objects are carved from blocks: far fewer heap objects to mark
 	err     error
 }
 
+const objectSlab = 1024
+
 // NewBuilder starts an empty state.
-func NewBuilder() *Builder { return &Builder{t: newTables()} }
+func NewBuilder() *Builder { return &Builder{t: newTables(), segs: map[string]*Segment{}} }
 
 // AddSegment adds a segment; endpoints must ascend.
 func (b *Builder) AddSegment(s Segment) error {
@@ -30,6 +35,7 @@ func (b *Builder) AddSegment(s Segment) error {
 	b.lastSeg = s.Endpoint
 	seg := s
 	b.t.segments.Load(segmentItem{s: &seg})
+	b.segs[seg.Endpoint] = &seg
 	return nil
 }
 
@@ -42,25 +48,27 @@ func (b *Builder) AddObject(k ObjectKey, o Object) error {
 	if k.Key == "" || len(k.Key) > MaxKeyBytes || len(k.Tenant) > MaxKeyBytes {
 		return b.fail(fmt.Errorf("%w: object key %s", ErrMalformed, k))
 	}
-	if b.lastKey != nil && !lessObject(objectItem{k: *b.lastKey}, objectItem{k: k}) {
-		return b.fail(fmt.Errorf("%w: object %s after %s: not ascending", ErrMalformed, k, *b.lastKey))
+	if b.hasLast && !lessObject(objectItem{k: b.lastKey}, objectItem{k: k}) {
+		return b.fail(fmt.Errorf("%w: object %s after %s: not ascending", ErrMalformed, k, b.lastKey))
 	}
 	if err := o.validate(); err != nil {
 		return b.fail(fmt.Errorf("object %s: %w", k, err))
 	}
 	for i, r := range o.Replicas {
-		seg, ok := b.t.segments.Get(segmentItem{s: &Segment{Endpoint: r.Segment}})
+		seg, ok := b.segs[r.Segment]
 		if !ok {
 			return b.fail(fmt.Errorf("object %s replica %d: %w: %q", k, i, ErrSegmentNotFound, r.Segment))
 		}
-		if seg.s.Kind != r.Kind || r.Offset+r.Length > seg.s.Capacity {
+		if seg.Kind != r.Kind || r.Offset+r.Length > seg.Capacity {
 			return b.fail(fmt.Errorf("object %s replica %d: %w", k, i, ErrSegmentMismatch))
 		}
 	}
-	kk := k
-	b.lastKey = &kk
-	obj := o
-	b.t.objects.Load(objectItem{k: k, o: &obj})
+	b.lastKey, b.hasLast = k, true
+	if len(b.slab) == cap(b.slab) {
+		b.slab = make([]Object, 0, objectSlab)
+	}
+	b.slab = append(b.slab, o)
+	b.t.objects.Load(objectItem{k: k, o: &b.slab[len(b.slab)-1]})
 	return nil
 }
 

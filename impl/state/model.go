@@ -93,8 +93,8 @@ func (o *Object) validate() error {
 	if len(o.Replicas) == 0 {
 		return fmt.Errorf("%w: object has no replicas", ErrMalformed)
 	}
-	seen := make(map[uint64]bool, len(o.Replicas))
-	for i, r := range o.Replicas {
+	for i := range o.Replicas {
+		r := &o.Replicas[i]
 		switch {
 		case !r.Kind.valid():
 			return fmt.Errorf("%w: replica %d: kind %q", ErrMalformed, i, r.Kind)
@@ -106,12 +106,36 @@ func (o *Object) validate() error {
 			return fmt.Errorf("%w: replica %d: length 0", ErrMalformed, i)
 		case r.Offset+r.Length < r.Offset:
 			return fmt.Errorf("%w: replica %d: offset+length overflows", ErrMalformed, i)
-		case seen[r.ID]:
-			return fmt.Errorf("%w: replica %d: duplicate id %d", ErrMalformed, i, r.ID)
+		}
+	}
+	if i, id, dup := duplicateReplicaID(o.Replicas); dup {
+		return fmt.Errorf("%w: replica %d: duplicate id %d", ErrMalformed, i, id)
+	}
+	return nil
+}
+
+// duplicateReplicaID finds the first replica whose id an earlier one has:
+// pairwise for the few replicas an object usually has (no allocation),
+// through a map for many.
+func duplicateReplicaID(reps []Replica) (int, uint64, bool) {
+	if len(reps) <= 16 {
+		for i := 1; i < len(reps); i++ {
+			for j := 0; j < i; j++ {
+				if reps[j].ID == reps[i].ID {
+					return i, reps[i].ID, true
+				}
+			}
+		}
+		return 0, 0, false
+	}
+	seen := make(map[uint64]bool, len(reps))
+	for i, r := range reps {
+		if seen[r.ID] {
+			return i, r.ID, true
 		}
 		seen[r.ID] = true
 	}
-	return nil
+	return 0, 0, false
 }
 
 func (s *Segment) validate() error {

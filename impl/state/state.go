@@ -106,6 +106,14 @@ type Capture struct {
 	*tables
 }
 
+// ObjectsShared yields every object in (tenant, key) order without copying
+// its replicas: the yielded Replicas slice is the capture's own and must
+// only be read. It is for readers that walk millions of objects and keep
+// none (the snapshot encoder): no allocation per object, so no GC work.
+func (c *Capture) ObjectsShared(yield func(ObjectKey, Object) bool) {
+	c.objects.Scan(func(it objectItem) bool { return yield(it.k, *it.o) })
+}
+
 // Capture returns an immutable view of the state as it is now, in O(1).
 func (s *State) Capture() *Capture { return &Capture{tables: s.fork()} }
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/minio/crc64nvme"
 	"github.com/minio/minio-go/v7"
@@ -31,15 +32,18 @@ type Config struct {
 	AccessKey string
 	SecretKey string
 	PartSize  int64 // multipart part size and threshold (default 16 MiB, minimum 5 MiB)
-	Transport http.RoundTripper
+	// PartUploads is how many parts of one object upload at once (default 4).
+	PartUploads int
+	Transport   http.RoundTripper
 }
 
 // Store is an S3 bucket.
 type Store struct {
-	core     minio.Core
-	bucket   string
-	partSize int64
-	endpoint string
+	core        minio.Core
+	bucket      string
+	partSize    int64
+	partUploads int
+	endpoint    string
 }
 
 // New connects (lazily) to the bucket.
@@ -67,7 +71,10 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3 client: %w", err)
 	}
-	return &Store{core: *c, bucket: cfg.Bucket, partSize: cfg.PartSize, endpoint: cfg.Endpoint}, nil
+	if cfg.PartUploads <= 0 {
+		cfg.PartUploads = 4
+	}
+	return &Store{core: *c, bucket: cfg.Bucket, partSize: cfg.PartSize, partUploads: cfg.PartUploads, endpoint: cfg.Endpoint}, nil
 }
 
 // Name describes the store (no credentials).
@@ -119,20 +126,39 @@ func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, s
 			_ = s.core.AbortMultipartUpload(context.WithoutCancel(ctx), s.bucket, key, id)
 		}
 	}()
-	var parts []minio.CompletePart
-	for n, off := 1, int64(0); off < size; n, off = n+1, off+s.partSize {
+	// Parts go up PartUploads at a time (minio-go's own PutObject default),
+	// each with its CRC64NVME computed just before it is sent.
+	count := int((size + s.partSize - 1) / s.partSize)
+	parts := make([]minio.CompletePart, count)
+	errs := make([]error, count)
+	sem := make(chan struct{}, s.partUploads)
+	var wg sync.WaitGroup
+	for i := range count {
+		n, off := i+1, int64(i)*s.partSize
 		length := min(s.partSize, size-off)
-		h := crc64nvme.New()
-		if _, err := io.Copy(h, io.NewSectionReader(src, off, length)); err != nil {
-			return err
-		}
-		partCRC := snapshot.S3Base64(h.Sum64())
-		p, err := s.core.PutObjectPart(ctx, s.bucket, key, id, n, io.NewSectionReader(src, off, length), length,
-			minio.PutObjectPartOptions{DisableContentSha256: true, CustomHeader: http.Header{hdrCRC: []string{partCRC}}})
-		if err != nil {
-			return mapErr(key, err)
-		}
-		parts = append(parts, minio.CompletePart{PartNumber: n, ETag: p.ETag, ChecksumCRC64NVME: partCRC})
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			h := crc64nvme.New()
+			if _, err := io.Copy(h, io.NewSectionReader(src, off, length)); err != nil {
+				errs[i] = err
+				return
+			}
+			partCRC := snapshot.S3Base64(h.Sum64())
+			p, err := s.core.PutObjectPart(ctx, s.bucket, key, id, n, io.NewSectionReader(src, off, length), length,
+				minio.PutObjectPartOptions{DisableContentSha256: true, CustomHeader: http.Header{hdrCRC: []string{partCRC}}})
+			if err != nil {
+				errs[i] = mapErr(key, err)
+				return
+			}
+			parts[i] = minio.CompletePart{PartNumber: n, ETag: p.ETag, ChecksumCRC64NVME: partCRC}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	complete := minio.PutObjectOptions{UserMetadata: map[string]string{hdrCRC: snapshot.S3Base64(crc), hdrType: "FULL_OBJECT"}}
 	complete.SetMatchETagExcept("*")
@@ -215,6 +241,9 @@ func mapErr(key string, err error) error {
 	case r.Code == "BadDigest" || r.Code == "XAmzContentChecksumMismatch" || r.Code == "InvalidDigest":
 		return fmt.Errorf("%s: %w: %s", key, objstore.ErrCorrupt, r.Message)
 	case r.StatusCode == http.StatusNotFound || r.Code == "NoSuchKey":
+		if r.Code != "" && r.Code != "NoSuchKey" {
+			return fmt.Errorf("%s: %w (%s: %s)", key, objstore.ErrNotFound, r.Code, r.Message)
+		}
 		return fmt.Errorf("%s: %w", key, objstore.ErrNotFound)
 	}
 	return fmt.Errorf("%s: %w", key, err)

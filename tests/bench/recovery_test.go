@@ -1,0 +1,172 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/harness/benchreport"
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/objstore"
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// restoreLatest is a master's bootstrap from the latest pointer
+// (master.bootstrap's first branch and master.restore): read the pointers,
+// open the snapshot by exact keys verifying every object's checksum as it
+// streams, build the state, check every duplicated identity field. (The
+// OpLog suffix is measured on its own: BenchmarkSuffixReplay.)
+func restoreLatest(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objstore.Store) (*state.State, error) {
+	o, err := publish.Observe(ctx, cli, ks)
+	if err != nil {
+		return nil, err
+	}
+	if !o.Latest.Valid() {
+		return nil, fmt.Errorf("no valid latest pointer")
+	}
+	p := *o.Latest.Pointer
+	d, _, _, restored, err := snapshot.OpenState(ctx, st, p.ObjectPrefix)
+	if err != nil {
+		return nil, err
+	}
+	if err := publish.Agree(p, d); err != nil {
+		return nil, err
+	}
+	return restored, nil
+}
+
+// BenchmarkRecovery: bootstrap from latest at each size against a raw
+// download of the same objects in the same order, decoded without building
+// anything.
+func BenchmarkRecovery(b *testing.B) {
+	for _, n := range objectSizes() {
+		b.Run("objects="+human(n), func(b *testing.B) {
+			ctx := ctxB(b, 20*time.Minute)
+			w := theWorld(b)
+			pub := publishedFor(ctx, b, n)
+			// A recovering master holds no other state: drop the source.
+			dropStates()
+			runtime.GC()
+			raw := rawClient(b, w)
+			t0 := time.Now()
+			pr, pw := io.Pipe()
+			go func() {
+				var err error
+				for _, e := range pub.manifest.Entries() {
+					var obj *minio.Object
+					if obj, err = raw.GetObject(ctx, w.bucket, path.Join(pub.pointer.ObjectPrefix, e.Key), minio.GetObjectOptions{}); err != nil {
+						break
+					}
+					_, err = io.Copy(pw, obj)
+					obj.Close()
+					if err != nil {
+						break
+					}
+				}
+				pw.CloseWithError(err)
+			}()
+			if _, stats, err := snapshot.Decode(pr, snapshot.Visitor{}); err != nil || stats.Objects != uint64(n) {
+				b.Fatalf("raw download + decode: %v (%d objects)", err, stats.Objects)
+			}
+			pr.Close()
+			baseline := time.Since(t0)
+			runtime.GC()
+			b.ResetTimer()
+			t1 := time.Now()
+			st, err := restoreLatest(ctx, w.cli, pub.ks, w.store)
+			if err != nil {
+				b.Fatal(err)
+			}
+			took := time.Since(t1)
+			b.StopTimer()
+			if objs, _ := st.Len(); objs != n {
+				b.Fatalf("restored %d objects, want %d", objs, n)
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			record(b, benchreport.Figure{Group: "recovery", Name: fmt.Sprintf("bootstrap from latest at %s objects", human(n)), Value: took.Seconds(), Unit: "s", LowerIsBetter: true,
+				Note: fmt.Sprintf("%.1f MiB payload; %d GC cycles in the process so far, %.2f s of GC pauses", float64(pub.layout.Size)/(1<<20), ms.NumGC, float64(ms.PauseTotalNs)/1e9)}.
+				WithBaseline("raw download + decode", baseline.Seconds()).
+				WithTarget("≤ 2× raw download + decode", took.Seconds() <= 2*baseline.Seconds()))
+			runtime.KeepAlive(st)
+		})
+	}
+}
+
+// dropStates forgets the cached source states.
+func dropStates() {
+	states.Lock()
+	defer states.Unlock()
+	clear(states.m)
+}
+
+// BenchmarkSuffixReplay: replaying 10k batches from etcd into a state (read
+// at one revision, decode, validate, apply) against reading the same keys
+// with the same page size and doing nothing with them.
+func BenchmarkSuffixReplay(b *testing.B) {
+	const batches = 10_000
+	ctx := ctxB(b, 20*time.Minute)
+	w := theWorld(b)
+	lw := oplogOf(ctx, b, w, "replay", batches)
+	r := &oplog.Reader{KV: w.cli, Keyspace: lw.ks}
+	head, err := r.ReadHead(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The baseline: the same range, paged as the reader pages it.
+	t0 := time.Now()
+	keys := 0
+	from, end := lw.ks.Batch(2), lw.ks.Batch(uint64(batches)+1)
+	for {
+		resp, err := w.cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(head.Revision), clientv3.WithLimit(256))
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys += len(resp.Kvs)
+		if !resp.More {
+			break
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	raw := time.Since(t0)
+	if keys != batches-1 {
+		b.Fatalf("raw read %d keys, want %d", keys, batches-1)
+	}
+	// Replay from the state after batch 1 (the segments), as a suffix after
+	// a snapshot at batch 1 would be.
+	base := state.New()
+	var replayed, entries int
+	if err := r.ScanTo(ctx, state.Cursor{}, oplog.Head{Prefix: oplog.DurablePrefix{BatchID: 1, LastSeq: synthSegments + 1}, Revision: head.Revision}, base.Apply); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	t1 := time.Now()
+	if err := r.ScanTo(ctx, base.Cursor(), head, func(bt state.Batch) error {
+		replayed++
+		entries += len(bt.Entries)
+		return base.Apply(bt)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(t1)
+	b.StopTimer()
+	if base.Digest() != lw.want.Digest() || replayed != batches-1 {
+		b.Fatalf("replayed %d batches to digest %v, want %d batches to %v", replayed, base.Digest(), batches-1, lw.want.Digest())
+	}
+	bps := float64(replayed) / took.Seconds()
+	record(b, benchreport.Figure{Group: "replay", Name: fmt.Sprintf("suffix replay of %dk batches", batches/1000), Value: bps, Unit: "batches/s",
+		Note: fmt.Sprintf("%.0f entries/s (%d entries per batch); the baseline reads the same keys at the same page size (256) and decodes nothing", float64(entries)/took.Seconds(), entriesPerBatch)}.
+		WithBaseline("raw paged range read", float64(keys)/raw.Seconds()))
+	b.ReportMetric(bps, "batches/s")
+	b.ReportMetric(float64(entries)/took.Seconds(), "entries/s")
+}
