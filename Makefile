@@ -68,10 +68,19 @@ fuzz:
 	  done; \
 	done
 
-## bench: benchmarks, results in artifacts/bench/
-bench:
-	@mkdir -p artifacts/bench
-	@$(GO) test -run '^$$' -bench . -benchmem ./... | tee artifacts/bench/go-bench.txt
+## bench: benchmarks against their baselines on real etcd and versitygw, each
+## group in its own process; table in artifacts/bench/results.md (+ .json)
+BENCH_GROUPS ?= Capture Pipeline,Recovery SuffixReplay EtcdCost HarnessBoot Codec
+bench: $(CHAOS)
+	@$(CHAOS) tools
+	@mkdir -p artifacts/bench; rm -f artifacts/bench/figures.jsonl artifacts/bench/go-bench.txt
+	@set -eo pipefail; start=$$(date +%s); \
+	for g in $(BENCH_GROUPS); do \
+	  echo "== bench $$g ($$(( $$(date +%s) - start ))s so far)"; \
+	  OPLOGHA_BENCH_OUT=$(CURDIR)/artifacts/bench/figures.jsonl $(GO) test -run '^$$' -bench "^Benchmark($${g//,/|})$$" -benchtime 1x -timeout 30m -v ./tests/bench \
+	    | tee -a artifacts/bench/go-bench.txt | grep -v -e '^=== ' -e '^goos' -e '^goarch' -e '^pkg:' -e '^cpu:'; \
+	done; \
+	$(CHAOS) bench-report --elapsed $$(( $$(date +%s) - start ))s
 
 clean:
 	rm -rf .cache artifacts/junit.xml artifacts/bench artifacts/*-seed* artifacts/.work

@@ -38,6 +38,7 @@ func commands() []command {
 		{"gate", "gate BUNDLE…                                             fail unless every audit of every bundle passed", cmdGate},
 		{"report", "report BUNDLE                                            regenerate summary.md and report.html", cmdReport},
 		{"up", "up [--etcd N] [--masters N]                              a dev cluster until Ctrl-C", cmdUp},
+		{"bench-report", "bench-report [--in FILE] [--out DIR] [--elapsed D]       results.md and results.json from make bench's figures", cmdBenchReport},
 		{"tools", "tools [--path NAME]                                      build the pinned tool binaries", cmdTools},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 
 	"github.com/minio/crc64nvme"
 
@@ -50,17 +51,60 @@ func Decode(r io.Reader, v Visitor) (Header, Stats, error) {
 	if err != nil {
 		return Header{}, Stats{}, err
 	}
+	b, err := decodeBody(r, v, &h)
+	st := b.Stats
+	st.Bytes += HeaderSize
+	if err != nil {
+		return h, st, err
+	}
+	return h, st, b.agree(h)
+}
+
+// body is what decoding the records after the header found.
+type body struct {
+	Stats
+	uncompressed uint64
+	checksum     uint64
+}
+
+// agree checks a decoded body against the envelope header.
+func (b body) agree(h Header) error {
+	switch {
+	case b.Chunks != h.ChunkCount:
+		return fmt.Errorf("%w: %d chunk records, envelope says %d", ErrCount, b.Chunks, h.ChunkCount)
+	case b.Objects != h.ObjectCount:
+		return fmt.Errorf("%w: %d objects read, envelope says %d", ErrCount, b.Objects, h.ObjectCount)
+	case uint64(b.Bytes) != h.EncodedSize:
+		return fmt.Errorf("%w: %d bytes after the header, envelope says %d", ErrTruncated, b.Bytes, h.EncodedSize)
+	case b.uncompressed != h.UncompressedSize:
+		return malformed("record bodies of %d bytes, envelope says %d", b.uncompressed, h.UncompressedSize)
+	case b.checksum != h.Checksum:
+		return fmt.Errorf("%w: payload crc64nvme %016x, envelope says %016x", ErrChecksum, b.checksum, h.Checksum)
+	}
+	return nil
+}
+
+// decodeBody validates the records after the header: the segments record,
+// then chunk records in order. With h, the header bounds the counts as they
+// are read; without it (a decode running behind the encoder, before the
+// header exists) chunk records are read to the end of the stream and the
+// caller checks the header afterwards with body.agree.
+func decodeBody(r io.Reader, v Visitor, h *Header) (b body, _ error) {
 	hr := &hashReader{r: r, h: crc64nvme.New()}
 	br := bufio.NewReaderSize(hr, 1<<20)
-	st := Stats{}
-	var uncompressed uint64
+	st := &b.Stats
+	done := func() {
+		st.Bytes = hr.n - int64(br.Buffered())
+		b.checksum = hr.h.Sum64()
+	}
+	defer done()
 
 	kind, index, count, _, err := readRecordHead(br)
 	if err != nil {
-		return h, st, fmt.Errorf("segments record: %w", err)
+		return b, fmt.Errorf("segments record: %w", err)
 	}
 	if kind != kindSegments || index != 0 {
-		return h, st, malformed("first record is %s #%d, want segments #0", kinds[kind], index)
+		return b, malformed("first record is %s #%d, want segments #0", kinds[kind], index)
 	}
 	scratch := newDecodeScratch(v.Object != nil)
 	rr := newRecordReader(br, scratch)
@@ -68,22 +112,22 @@ func Decode(r io.Reader, v Visitor) (Header, Stats, error) {
 	for i := uint64(0); i < count; i++ {
 		s := rr.segment()
 		if rr.err != nil {
-			return h, st, fmt.Errorf("segment %d: %w", i, rr.err)
+			return b, fmt.Errorf("segment %d: %w", i, rr.err)
 		}
 		if i > 0 && s.Endpoint <= last {
-			return h, st, malformed("segment %q after %q: not ascending", s.Endpoint, last)
+			return b, malformed("segment %q after %q: not ascending", s.Endpoint, last)
 		}
 		last = s.Endpoint
 		if v.Segment != nil {
 			if err := v.Segment(s); err != nil {
-				return h, st, err
+				return b, err
 			}
 		}
 	}
 	if err := rr.finish(); err != nil {
-		return h, st, fmt.Errorf("segments record: %w", err)
+		return b, fmt.Errorf("segments record: %w", err)
 	}
-	uncompressed += rr.n
+	b.uncompressed += rr.n
 	st.Segments = count
 
 	// The last key, owned here: the reader reuses its key buffer when the
@@ -91,57 +135,62 @@ func Decode(r io.Reader, v Visitor) (Header, Stats, error) {
 	var lastTenant string
 	var lastKey []byte
 	haveLast := false
-	for c := uint32(0); c < h.ChunkCount; c++ {
+	for c := uint32(0); ; c++ {
+		if h != nil && c == h.ChunkCount {
+			break
+		}
+		if h == nil {
+			if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+				break
+			}
+		}
+		if c == math.MaxUint32 {
+			return b, fmt.Errorf("%w: more than %d chunk records", ErrCount, c)
+		}
 		kind, index, count, _, err := readRecordHead(br)
 		if err != nil {
-			return h, st, fmt.Errorf("chunk %d: %w", c, err)
+			return b, fmt.Errorf("chunk %d: %w", c, err)
 		}
 		if kind != kindObjects || index != uint64(c) {
-			return h, st, malformed("record %s #%d where chunk #%d belongs", kinds[kind], index, c)
+			return b, malformed("record %s #%d where chunk #%d belongs", kinds[kind], index, c)
 		}
-		if count == 0 || st.Objects+count > h.ObjectCount {
-			return h, st, fmt.Errorf("%w: chunk %d holds %d objects, %d of %d already read", ErrCount, c, count, st.Objects, h.ObjectCount)
+		if count == 0 || (h != nil && st.Objects+count > h.ObjectCount) {
+			limit := "the envelope's count"
+			if h != nil {
+				limit = fmt.Sprint(h.ObjectCount)
+			}
+			return b, fmt.Errorf("%w: chunk %d holds %d objects, %d of %s already read", ErrCount, c, count, st.Objects, limit)
 		}
 		rr := newRecordReader(br, scratch)
 		for i := uint64(0); i < count; i++ {
 			k, o := rr.object()
 			if rr.err != nil {
-				return h, st, fmt.Errorf("chunk %d object %d: %w", c, i, rr.err)
+				return b, fmt.Errorf("chunk %d object %d: %w", c, i, rr.err)
 			}
 			if haveLast && !(lastTenant < k.Tenant || (lastTenant == k.Tenant && string(lastKey) < k.Key)) {
-				return h, st, malformed("object %s after %s: not ascending", k, state.ObjectKey{Tenant: lastTenant, Key: string(lastKey)})
+				return b, malformed("object %s after %s: not ascending", k, state.ObjectKey{Tenant: lastTenant, Key: string(lastKey)})
 			}
 			lastTenant, lastKey, haveLast = k.Tenant, append(lastKey[:0], k.Key...), true
 			if v.Object != nil {
 				if err := v.Object(k, o); err != nil {
-					return h, st, err
+					return b, err
 				}
 			}
 		}
 		if err := rr.finish(); err != nil {
-			return h, st, fmt.Errorf("chunk %d: %w", c, err)
+			return b, fmt.Errorf("chunk %d: %w", c, err)
 		}
-		uncompressed += rr.n
+		b.uncompressed += rr.n
 		st.Objects += count
 		st.Chunks++
 	}
-	if st.Objects != h.ObjectCount {
-		return h, st, fmt.Errorf("%w: %d objects read, envelope says %d", ErrCount, st.Objects, h.ObjectCount)
+	if h != nil && st.Objects != h.ObjectCount {
+		return b, fmt.Errorf("%w: %d objects read, envelope says %d", ErrCount, st.Objects, h.ObjectCount)
 	}
 	if _, err := br.ReadByte(); err == nil {
-		return h, st, ErrTrailing
+		return b, ErrTrailing
 	} else if !errors.Is(err, io.EOF) {
-		return h, st, err
+		return b, err
 	}
-	st.Bytes = HeaderSize + hr.n
-	if uint64(hr.n) != h.EncodedSize {
-		return h, st, fmt.Errorf("%w: %d bytes after the header, envelope says %d", ErrTruncated, hr.n, h.EncodedSize)
-	}
-	if uncompressed != h.UncompressedSize {
-		return h, st, malformed("record bodies of %d bytes, envelope says %d", uncompressed, h.UncompressedSize)
-	}
-	if got := hr.h.Sum64(); got != h.Checksum {
-		return h, st, fmt.Errorf("%w: payload crc64nvme %016x, envelope says %016x", ErrChecksum, got, h.Checksum)
-	}
-	return h, st, nil
+	return b, nil
 }

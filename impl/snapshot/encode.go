@@ -48,10 +48,11 @@ func (l *Layout) Checksum() Checksum { return CRC64NVME(l.Header.Checksum) }
 // teeHash writes through to a file while hashing the whole stream and the
 // current part.
 type teeHash struct {
-	w     io.Writer
-	whole hash.Hash64
-	part  hash.Hash64
-	n     int64
+	w       io.Writer
+	whole   hash.Hash64
+	part    hash.Hash64
+	n       int64
+	written func(end int64) // told the file's length after each write (may be nil)
 }
 
 func (t *teeHash) Write(p []byte) (int, error) {
@@ -59,6 +60,9 @@ func (t *teeHash) Write(p []byte) (int, error) {
 	t.whole.Write(p[:n])
 	t.part.Write(p[:n])
 	t.n += int64(n)
+	if t.written != nil && n > 0 {
+		t.written(t.n)
+	}
 	return n, err
 }
 
@@ -82,6 +86,13 @@ type sharedSource interface {
 // checksum in the same pass. Memory does not grow with the state: nothing is
 // buffered beyond one write buffer.
 func Encode(c Source, f *os.File, chunkObjects int) (*Layout, error) {
+	return encode(c, f, chunkObjects, nil)
+}
+
+// encode is Encode telling written the length of the body in the file after
+// each write: the bytes before it are final (only the header, written last,
+// changes), so a decoder may read them while the encoder goes on.
+func encode(c Source, f *os.File, chunkObjects int, written func(end int64)) (*Layout, error) {
 	if chunkObjects <= 0 {
 		chunkObjects = DefaultChunkObjects
 	}
@@ -102,7 +113,7 @@ func Encode(c Source, f *os.File, chunkObjects int) (*Layout, error) {
 	if _, err := f.Write(zero[:]); err != nil {
 		return nil, err
 	}
-	tee := &teeHash{w: f, whole: crc64nvme.New(), part: crc64nvme.New(), n: HeaderSize}
+	tee := &teeHash{w: f, whole: crc64nvme.New(), part: crc64nvme.New(), n: HeaderSize, written: written}
 	bw := bufio.NewWriterSize(tee, 1<<20)
 	l := &Layout{}
 	var uncompressed uint64

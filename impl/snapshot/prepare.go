@@ -1,7 +1,7 @@
 package snapshot
 
 import (
-	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -28,7 +28,7 @@ type Prepared struct {
 	Manifest   Manifest
 	Descriptor Descriptor
 	EncodeTime time.Duration
-	DecodeTime time.Duration
+	DecodeTime time.Duration // the decode-check, which runs alongside the encoder: from the start to its end
 }
 
 // Prepare encodes c into a new file in spec.WorkDir and structurally
@@ -53,19 +53,54 @@ func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
 			p = nil
 		}
 	}()
+	// The decode-check reads the file behind the encoder, on another core:
+	// every byte it checks is read back from the file, and all of it is
+	// checked before Prepare returns (so before any upload), but it no
+	// longer adds its own pass to the critical path.
 	start := time.Now()
-	if p.Layout, err = Encode(c, f, spec.ChunkObjects); err != nil {
-		return p, err
+	fol := newFollower(f, HeaderSize)
+	type checked struct {
+		b   body
+		err error
+		at  time.Time
 	}
+	done := make(chan checked, 1)
+	go func() {
+		b, err := decodeBody(fol, Visitor{}, nil)
+		if err != nil {
+			// Let the encoder finish (it never waits for the check), then
+			// report: the encoder's own error, if any, comes first.
+			io.Copy(io.Discard, fol)
+		}
+		done <- checked{b, err, time.Now()}
+	}()
+	p.Layout, err = encode(c, f, spec.ChunkObjects, fol.wrote)
+	fol.end(err)
 	p.EncodeTime = time.Since(start)
-	start = time.Now()
-	if _, err = f.Seek(0, io.SeekStart); err != nil {
+	res := <-done
+	p.DecodeTime = res.at.Sub(start)
+	if err != nil {
 		return p, err
 	}
-	if _, _, err = Decode(bufio.NewReaderSize(f, 1<<20), Visitor{}); err != nil {
+	if res.err != nil {
+		return p, fmt.Errorf("decode-check: %w", res.err)
+	}
+	// The header is the only part written after the body: read it back
+	// from the file and hold the body to it.
+	var hb [HeaderSize]byte
+	if _, err = f.ReadAt(hb[:], 0); err != nil {
 		return p, err
 	}
-	p.DecodeTime = time.Since(start)
+	h, err := ParseHeader(hb[:])
+	if err != nil {
+		return p, fmt.Errorf("decode-check: %w", err)
+	}
+	if h != p.Layout.Header {
+		return p, fmt.Errorf("decode-check: %w: the header in the file differs from the one encoded", ErrMalformed)
+	}
+	if err = res.b.agree(h); err != nil {
+		return p, fmt.Errorf("decode-check: %w", err)
+	}
 	cur := c.Cursor()
 	id := spec.ID.String()
 	p.Manifest = NewManifest(id, spec.View, spec.ChunkObjects, p.Layout)

@@ -20,8 +20,10 @@ import (
 // codec's own cost and footprint, whatever the object count.
 type synthetic struct{ n int }
 
-func (s synthetic) Cursor() state.Cursor { return state.Cursor{BatchID: 1, Seq: uint64(s.n) + synthSegments + 2} }
-func (s synthetic) Len() (int, int)      { return s.n, synthSegments + 1 }
+func (s synthetic) Cursor() state.Cursor {
+	return state.Cursor{BatchID: 1, Seq: uint64(s.n) + synthSegments + 2}
+}
+func (s synthetic) Len() (int, int) { return s.n, synthSegments + 1 }
 func (s synthetic) Segments(yield func(state.Segment) bool) {
 	for i := range synthSegments {
 		if !yield(synthSegment(i)) {
