@@ -245,6 +245,9 @@ func printCoverage(scs []*scenario.Scenario, strict bool, loadErr error) error {
 		}
 		names := cov[r]
 		mark := "  ✓"
+		if by, ok := scenario.MeasuredBy[r]; ok && len(names) == 0 {
+			names = []string{by}
+		}
 		if len(names) == 0 {
 			mark, uncovered = "  ✗", uncovered+1
 		}

@@ -14,6 +14,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,3 +196,36 @@ func freshKeyspace(prefix string) keyspace.Keyspace {
 	nsCount.n++
 	return keyspace.Must(fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), nsCount.n))
 }
+
+// heapWatch samples the bytes of heap objects (runtime/metrics, no
+// stop-the-world) every 2 ms from a forced GC until stop, which returns the
+// live heap at the start and the peak seen.
+func heapWatch() (stop func() (before, peak uint64)) {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	before := read()
+	peak := before
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			peak = max(peak, read())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (uint64, uint64) {
+		close(done)
+		<-finished
+		return before, max(peak, read())
+	}
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }

@@ -82,6 +82,7 @@ func BenchmarkRecovery(b *testing.B) {
 			baseline := time.Since(t0)
 			runtime.GC()
 			b.ResetTimer()
+			stopWatch := heapWatch()
 			t1 := time.Now()
 			st, err := restoreLatest(ctx, w.cli, pub.ks, w.store)
 			if err != nil {
@@ -89,13 +90,18 @@ func BenchmarkRecovery(b *testing.B) {
 			}
 			took := time.Since(t1)
 			b.StopTimer()
+			before, peak := stopWatch()
+			runtime.GC()
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
 			if objs, _ := st.Len(); objs != n {
 				b.Fatalf("restored %d objects, want %d", objs, n)
 			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			record(b, benchreport.Figure{Group: "recovery", Name: fmt.Sprintf("bootstrap from latest at %s objects", human(n)), Value: took.Seconds(), Unit: "s", LowerIsBetter: true,
-				Note: fmt.Sprintf("%.1f MiB payload; %d GC cycles in the process so far, %.2f s of GC pauses", float64(pub.layout.Size)/(1<<20), ms.NumGC, float64(ms.PauseTotalNs)/1e9)}.
+				Note: fmt.Sprintf("%.1f MiB payload read at %.0f MB/s; the restored state holds %.0f MiB of heap (%.0f bytes/object), %.0f MiB at the peak of the restore; %d GC cycles in the process so far, %.2f s of GC pauses",
+					float64(pub.layout.Size)/(1<<20), float64(pub.layout.Size)/1e6/took.Seconds(), mib(after.HeapAlloc-before), float64(after.HeapAlloc-before)/float64(n), mib(peak-before), ms.NumGC, float64(ms.PauseTotalNs)/1e9)}.
 				WithBaseline("raw download + decode", baseline.Seconds()).
 				WithTarget("≤ 2× raw download + decode", took.Seconds() <= 2*baseline.Seconds()))
 			runtime.KeepAlive(st)
