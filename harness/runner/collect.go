@@ -50,6 +50,15 @@ func (r *run) collect(ctx context.Context) error {
 			return err
 		}
 	}
+	// The etcd dump and the object listing must describe one moment: a
+	// standby that publishes and collects garbage between the two would
+	// leave a dump whose pointers name what the listing no longer holds.
+	// Every running master is frozen (SIGSTOP) until both are read.
+	resume, err := r.freezeMasters()
+	defer resume()
+	if err != nil {
+		return err
+	}
 	cli, ks, err := r.etcd()
 	if err != nil {
 		return err
@@ -69,6 +78,29 @@ func (r *run) collect(ctx context.Context) error {
 		return fmt.Errorf("object store: %w", err)
 	}
 	return r.keepHistory(ctx, cli, ks, final.Revision)
+}
+
+// freezeMasters pauses every running master and returns what resumes them.
+func (r *run) freezeMasters() (func(), error) {
+	var paused []string
+	resume := func() {
+		for _, name := range paused {
+			if err := r.env.Resume(name); err != nil {
+				r.events.add("note", "collect", name, "resume after collection: "+err.Error(), false)
+			}
+		}
+	}
+	for _, n := range r.cluster.Masters.Nodes {
+		if p, ok := r.cluster.Group.Get(n.Name); !ok || !p.Running() {
+			continue
+		}
+		if err := r.env.Pause(n.Name); err != nil {
+			return resume, fmt.Errorf("freeze %s for collection: %w", n.Name, err)
+		}
+		paused = append(paused, n.Name)
+	}
+	r.events.add("note", "collect", strings.Join(paused, ","), "masters frozen while etcd and the object store are read", true)
+	return resume, nil
 }
 
 func scrape(ctx context.Context, url, path string) error {
