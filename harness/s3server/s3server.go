@@ -17,6 +17,8 @@ import (
 
 	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/impl/objstore"
+	"github.com/oplogha/oplogha/impl/objstore/s3"
 )
 
 // Kinds of server.
@@ -90,4 +92,23 @@ func Start(ctx context.Context, group *proc.Group, kind, binary, dir string) (*S
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Store connects the snapshot backend (minio-go) to bucket on this server,
+// creating the bucket if it is missing, and probes whether the server's
+// checksums can be trusted (objstore.Probe, under probeKey). partSize 0 is
+// the backend's default.
+func (s *Server) Store(ctx context.Context, bucket string, partSize int64, probeKey string) (*s3.Store, objstore.Trust, error) {
+	st, err := s3.New(s3.Config{Endpoint: s.Endpoint, Bucket: bucket, AccessKey: s.AccessKey, SecretKey: s.SecretKey, PartSize: partSize})
+	if err != nil {
+		return nil, objstore.Trust{}, err
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		return nil, objstore.Trust{}, err
+	}
+	trust, err := objstore.Probe(ctx, st, probeKey)
+	if err != nil {
+		return nil, objstore.Trust{}, err
+	}
+	return st, trust, nil
 }

@@ -40,10 +40,7 @@ func startServer(t *testing.T, kind string) (*Server, *s3.Store, objstore.Trust)
 	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
 	srv, err := Start(ctx, group, kind, b.Path, t.TempDir())
 	require.NoError(t, err)
-	st, err := s3.New(s3.Config{Endpoint: srv.Endpoint, Bucket: "snapshots", AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, PartSize: 5 << 20})
-	require.NoError(t, err)
-	require.NoError(t, st.EnsureBucket(ctx))
-	trust, err := objstore.Probe(ctx, st, "probe/checksum")
+	st, trust, err := srv.Store(ctx, "snapshots", 5<<20, "probe/checksum")
 	require.NoError(t, err)
 	return srv, st, trust
 }

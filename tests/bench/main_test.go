@@ -171,13 +171,7 @@ func startWorld(dir string) (*world, error) {
 		return nil, err
 	}
 	w := &world{cli: cli, endpoint: srv.Endpoint, access: srv.AccessKey, secret: srv.SecretKey, bucket: "snapshots", cache: cache}
-	if w.store, err = s3.New(s3.Config{Endpoint: srv.Endpoint, Bucket: w.bucket, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}); err != nil {
-		return nil, err
-	}
-	if err := w.store.EnsureBucket(ctx); err != nil {
-		return nil, err
-	}
-	if w.trust, err = objstore.Probe(ctx, w.store, "_probe/checksum"); err != nil {
+	if w.store, w.trust, err = srv.Store(ctx, w.bucket, 0, "_probe/checksum"); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -24,7 +24,6 @@ import (
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/objstore/s3"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
@@ -74,10 +73,7 @@ func newWorld(t *testing.T) *world {
 
 	srv, err := s3server.Start(ctx, group, s3server.Versity, gwBin.Path, t.TempDir())
 	require.NoError(t, err)
-	st, err := s3.New(s3.Config{Endpoint: srv.Endpoint, Bucket: "snapshots", AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, PartSize: 5 << 20})
-	require.NoError(t, err)
-	require.NoError(t, st.EnsureBucket(ctx))
-	trust, err := objstore.Probe(ctx, st, "_probe/checksum")
+	st, trust, err := srv.Store(ctx, "snapshots", 5<<20, "_probe/checksum")
 	require.NoError(t, err)
 
 	ks := keyspace.Must("c1")
