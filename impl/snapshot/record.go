@@ -220,7 +220,8 @@ func (s *decodeScratch) keepReplicas(n int) []state.Replica {
 	return s.repArena[start : start+n : start+n]
 }
 
-// maxInterned bounds the intern table; past it, strings are allocated.
+// maxInterned bounds the intern table (past it, strings are allocated);
+// internCache is the size of the direct-mapped cache in front of it.
 const (
 	maxInterned = 1 << 14
 	internCache = 1 << 10
@@ -251,15 +252,12 @@ func (rr *recordReader) commit() {
 	rr.win, rr.pos = rr.win[rr.pos:], 0
 }
 
-// need makes k unconsumed bytes available (k is at most a field's bound,
-// far below the reader's buffer); false, with the error set, when the
-// stream ends first.
-func (rr *recordReader) need(k int) bool {
-	if rr.err != nil {
-		return false
-	}
+// fill tries to make k unconsumed bytes available (k is at most a field's
+// bound, far below the reader's buffer) and says whether it could; the
+// reader's error is returned when it could not.
+func (rr *recordReader) fill(k int) (bool, error) {
 	if len(rr.win)-rr.pos >= k {
-		return true
+		return true, nil
 	}
 	rr.commit()
 	n := rr.r.Buffered()
@@ -269,13 +267,24 @@ func (rr *recordReader) need(k int) bool {
 	w, err := rr.r.Peek(n)
 	rr.win = w
 	if len(w) >= k {
-		return true
+		return true, nil
 	}
 	if err == nil || err == bufio.ErrBufferFull {
 		err = io.ErrUnexpectedEOF
 	}
-	rr.fail(truncated(err))
-	return false
+	return false, err
+}
+
+// need is fill that fails the record when the stream ends first.
+func (rr *recordReader) need(k int) bool {
+	if rr.err != nil {
+		return false
+	}
+	ok, err := rr.fill(k)
+	if !ok {
+		rr.fail(truncated(err))
+	}
+	return ok
 }
 
 func (rr *recordReader) byte1() byte {
@@ -298,7 +307,7 @@ func (rr *recordReader) uv() uint64 {
 	if rr.err != nil {
 		return 0
 	}
-	if len(rr.win)-rr.pos >= binary.MaxVarintLen64 || rr.need(binary.MaxVarintLen64) {
+	if ok, _ := rr.fill(binary.MaxVarintLen64); ok {
 		v, n := binary.Uvarint(rr.win[rr.pos:])
 		if n <= 0 {
 			rr.fail(fmt.Errorf("%w: varint", ErrOverflow))
@@ -309,7 +318,6 @@ func (rr *recordReader) uv() uint64 {
 	}
 	// Fewer than ten bytes left in the stream: byte by byte, so a short
 	// stream is named where it ends.
-	rr.err = nil
 	var v uint64
 	for shift := uint(0); ; shift += 7 {
 		if shift >= 64 {
