@@ -92,11 +92,14 @@ func (p *pipelinedBuilder) run() {
 	}
 }
 
-// finish waits for the builder and returns the state at cursor c, or the
-// builder's error.
-func (p *pipelinedBuilder) finish(c state.Cursor) (*state.State, error) {
-	if err := p.stop(); err != nil {
-		return nil, err
+// result waits for the builder and returns the state at cursor c, or the
+// first error: the decoder's (decodeErr) before the builder's.
+func (p *pipelinedBuilder) result(decodeErr error, c state.Cursor) (*state.State, error) {
+	if err := p.stop(); decodeErr == nil {
+		decodeErr = err
+	}
+	if decodeErr != nil {
+		return nil, decodeErr
 	}
 	return p.b.Finish(c)
 }
@@ -110,7 +113,6 @@ func (p *pipelinedBuilder) stop() error {
 		}
 		close(p.ch)
 		<-p.done
-		p.started = false
 	}
 	return p.failed()
 }
@@ -120,13 +122,7 @@ func (p *pipelinedBuilder) stop() error {
 func Restore(r io.Reader) (*state.State, Header, error) {
 	p := newPipelinedBuilder()
 	h, _, err := Decode(r, p.visitor())
-	if serr := p.stop(); err == nil {
-		err = serr
-	}
-	if err != nil {
-		return nil, h, err
-	}
-	s, err := p.finish(h.Cursor)
+	s, err := p.result(err, h.Cursor)
 	return s, h, err
 }
 
@@ -136,12 +132,6 @@ func Restore(r io.Reader) (*state.State, Header, error) {
 func OpenState(ctx context.Context, st objstore.Store, prefix string) (Descriptor, Manifest, Header, *state.State, error) {
 	p := newPipelinedBuilder()
 	d, m, h, err := Open(ctx, st, prefix, p.visitor())
-	if serr := p.stop(); err == nil {
-		err = serr
-	}
-	if err != nil {
-		return d, m, h, nil, err
-	}
-	s, err := p.finish(h.Cursor)
+	s, err := p.result(err, h.Cursor)
 	return d, m, h, s, err
 }
