@@ -7,6 +7,7 @@ package etcd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
 )
@@ -33,6 +35,21 @@ type Options struct {
 	// for its listening port (e.g. a toxiproxy listener in front of it).
 	PeerURLFor, ClientURLFor func(member int, listenPort int) (string, error)
 	ExtraArgs                []string
+	// Security, when set, runs every client and peer link over mutual TLS
+	// and lets EnableAuth turn etcd authentication on.
+	Security *Security
+}
+
+// Security is a cluster's TLS material and root credentials.
+type Security struct {
+	CAFile string
+	// Member is every member's certificate: it serves clients and peers
+	// and dials peers (server and client usage).
+	Member pki.Pair
+	// ClientTLS is the harness's own client configuration (CA + a client
+	// certificate); RootPassword its password once EnableAuth has run.
+	ClientTLS    *tls.Config
+	RootPassword string
 }
 
 // Member is one etcd process.
@@ -51,6 +68,15 @@ type Cluster struct {
 	opts    Options
 	group   *proc.Group
 	Boot    time.Duration // from first start to healthy
+	authOn  bool
+}
+
+// Scheme is the URL scheme of the cluster's links: https with Security.
+func (o Options) Scheme() string {
+	if o.Security != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // Start starts the members and waits until the cluster is healthy.
@@ -72,7 +98,7 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Cluster, erro
 	var initial []string
 	for i := 0; i < opts.Members; i++ {
 		m := &Member{Name: fmt.Sprintf("etcd-%d", i), ClientPort: ps[2*i], PeerPort: ps[2*i+1]}
-		m.ClientURL, m.PeerURL = "http://"+ports.Addr(m.ClientPort), "http://"+ports.Addr(m.PeerPort)
+		m.ClientURL, m.PeerURL = opts.Scheme()+"://"+ports.Addr(m.ClientPort), opts.Scheme()+"://"+ports.Addr(m.PeerPort)
 		m.AdvClientURL, m.AdvPeerURL = m.ClientURL, m.PeerURL
 		if opts.ClientURLFor != nil {
 			if m.AdvClientURL, err = opts.ClientURLFor(i, m.ClientPort); err != nil {
@@ -105,6 +131,13 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Cluster, erro
 			"--initial-cluster-token", opts.Token,
 			"--listen-metrics-urls", "",
 			"--logger", "zap", "--log-outputs", "stderr", "--log-level", "info",
+		}
+		if sec := opts.Security; sec != nil {
+			m.args = append(m.args,
+				"--cert-file", sec.Member.Cert, "--key-file", sec.Member.Key,
+				"--client-cert-auth", "--trusted-ca-file", sec.CAFile,
+				"--peer-cert-file", sec.Member.Cert, "--peer-key-file", sec.Member.Key,
+				"--peer-client-cert-auth", "--peer-trusted-ca-file", sec.CAFile)
 		}
 		if opts.QuotaBytes > 0 {
 			m.args = append(m.args, "--quota-backend-bytes", fmt.Sprint(opts.QuotaBytes))
@@ -157,7 +190,73 @@ func (c *Cluster) Client(endpoints []string) (*clientv3.Client, error) {
 	if endpoints == nil {
 		endpoints = c.DirectEndpoints()
 	}
-	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cfg := clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
+	if sec := c.opts.Security; sec != nil {
+		cfg.TLS = sec.ClientTLS.Clone()
+		if c.authOn {
+			cfg.Username, cfg.Password = RootUser, sec.RootPassword
+		}
+	}
+	return clientv3.New(cfg)
+}
+
+// RootUser is etcd's administrative user, the harness's identity once
+// authentication is on.
+const RootUser = "root"
+
+// EnableAuth creates the root user (with Security.RootPassword) and turns
+// etcd authentication on; from then on Client authenticates as root.
+func (c *Cluster) EnableAuth(ctx context.Context) error {
+	sec := c.opts.Security
+	if sec == nil || sec.RootPassword == "" {
+		return errors.New("etcd: authentication needs Security with a root password")
+	}
+	cli, err := c.Client(nil)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := cli.UserAdd(ctx, RootUser, sec.RootPassword); err != nil {
+		return fmt.Errorf("etcd: add root user: %w", err)
+	}
+	if _, err := cli.RoleAdd(ctx, RootUser); err != nil {
+		return fmt.Errorf("etcd: add root role: %w", err)
+	}
+	if _, err := cli.UserGrantRole(ctx, RootUser, RootUser); err != nil {
+		return fmt.Errorf("etcd: grant root: %w", err)
+	}
+	if _, err := cli.AuthEnable(ctx); err != nil {
+		return fmt.Errorf("etcd: enable authentication: %w", err)
+	}
+	c.authOn = true
+	return nil
+}
+
+// GrantPrefix creates user (password) with a role of the same name that may
+// read and write keys under prefix and nothing else.
+func (c *Cluster) GrantPrefix(ctx context.Context, user, password, prefix string) error {
+	cli, err := c.Client(nil)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := cli.UserAdd(ctx, user, password); err != nil {
+		return fmt.Errorf("etcd: add user %s: %w", user, err)
+	}
+	if _, err := cli.RoleAdd(ctx, user); err != nil {
+		return fmt.Errorf("etcd: add role %s: %w", user, err)
+	}
+	if _, err := cli.RoleGrantPermission(ctx, user, prefix, clientv3.GetPrefixRangeEnd(prefix), clientv3.PermissionType(clientv3.PermReadWrite)); err != nil {
+		return fmt.Errorf("etcd: grant %s on %s: %w", user, prefix, err)
+	}
+	if _, err := cli.UserGrantRole(ctx, user, user); err != nil {
+		return fmt.Errorf("etcd: grant role %s: %w", user, err)
+	}
+	return nil
 }
 
 // MemberStatus is one member's view of the cluster.

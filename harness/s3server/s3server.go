@@ -8,13 +8,17 @@ package s3server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/impl/objstore"
@@ -36,6 +40,36 @@ type Server struct {
 	AccessKey string
 	SecretKey string
 	Dir       string
+	CAFile    string // with https: the CA clients trust
+}
+
+// Transport is the HTTP transport a client of this server needs: one that
+// trusts CAFile for https, nil (minio-go's default) for http.
+func (s *Server) Transport() (http.RoundTripper, error) {
+	if s.CAFile == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(s.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", s.CAFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return tr, nil
+}
+
+// Config is the minio-go backend configuration of bucket on this server
+// with its root credentials.
+func (s *Server) Config(bucket string) (s3.Config, error) {
+	tr, err := s.Transport()
+	if err != nil {
+		return s3.Config{}, err
+	}
+	return s3.Config{Endpoint: s.Endpoint, Bucket: bucket, AccessKey: s.AccessKey, SecretKey: s.SecretKey, Transport: tr}, nil
 }
 
 func secret(n int) string {
@@ -46,15 +80,36 @@ func secret(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Start starts a server of kind with its data under dir.
+// Start starts a server of kind with its data under dir, plain http.
 func Start(ctx context.Context, group *proc.Group, kind, binary, dir string) (*Server, error) {
+	return StartWith(ctx, group, Options{Kind: kind, Binary: binary, Dir: dir})
+}
+
+// Options shape a server.
+type Options struct {
+	Kind, Binary, Dir string
+	// TLS, when set, serves https with this certificate; CAFile is what
+	// clients trust (versitygw only).
+	TLS    *pki.Pair
+	CAFile string
+	// IAM turns on versitygw's internal IAM (users beside root, bucket
+	// policies), kept under Dir/iam.
+	IAM bool
+}
+
+// StartWith starts a server shaped by o.
+func StartWith(ctx context.Context, group *proc.Group, o Options) (*Server, error) {
+	kind, dir := o.Kind, o.Dir
 	ps, err := ports.Free(1)
 	if err != nil {
 		return nil, err
 	}
 	addr := ports.Addr(ps[0])
 	s := &Server{Kind: kind, Name: kind, Endpoint: "http://" + addr, Dir: dir, AccessKey: "oplogha" + secret(4), SecretKey: secret(16)}
-	spec := proc.Spec{Name: kind, Path: binary, Dir: dir, Log: filepath.Join(dir, kind+".log")}
+	spec := proc.Spec{Name: kind, Path: o.Binary, Dir: dir, Log: filepath.Join(dir, kind+".log")}
+	if (o.TLS != nil || o.IAM) && kind != Versity {
+		return nil, fmt.Errorf("s3 server %s: TLS and IAM are set up for %s only", kind, Versity)
+	}
 	switch kind {
 	case Versity:
 		root, vers, meta := filepath.Join(dir, "root"), filepath.Join(dir, "versions"), filepath.Join(dir, "sidecar")
@@ -63,7 +118,19 @@ func Start(ctx context.Context, group *proc.Group, kind, binary, dir string) (*S
 				return nil, err
 			}
 		}
-		spec.Args = []string{"--port", addr, "--quiet", "posix", "--versioning-dir", vers, "--sidecar", meta, root}
+		spec.Args = []string{"--port", addr, "--quiet"}
+		if o.TLS != nil {
+			spec.Args = append(spec.Args, "--cert", o.TLS.Cert, "--key", o.TLS.Key)
+			s.Endpoint, s.CAFile = "https://"+addr, o.CAFile
+		}
+		if o.IAM {
+			iam := filepath.Join(dir, "iam")
+			if err := os.MkdirAll(iam, 0o700); err != nil {
+				return nil, err
+			}
+			spec.Args = append(spec.Args, "--iam-dir", iam)
+		}
+		spec.Args = append(spec.Args, "posix", "--versioning-dir", vers, "--sidecar", meta, root)
 		spec.Env = []string{"ROOT_ACCESS_KEY_ID=" + s.AccessKey, "ROOT_SECRET_ACCESS_KEY=" + s.SecretKey}
 	case FakeS3:
 		// gofakes3 does not check signatures: any credentials are accepted.
@@ -99,7 +166,12 @@ func Start(ctx context.Context, group *proc.Group, kind, binary, dir string) (*S
 // checksums can be trusted (objstore.Probe, under probeKey). partSize 0 is
 // the backend's default.
 func (s *Server) Store(ctx context.Context, bucket string, partSize int64, probeKey string) (*s3.Store, objstore.Trust, error) {
-	st, err := s3.New(s3.Config{Endpoint: s.Endpoint, Bucket: bucket, AccessKey: s.AccessKey, SecretKey: s.SecretKey, PartSize: partSize})
+	cfg, err := s.Config(bucket)
+	if err != nil {
+		return nil, objstore.Trust{}, err
+	}
+	cfg.PartSize = partSize
+	st, err := s3.New(cfg)
 	if err != nil {
 		return nil, objstore.Trust{}, err
 	}

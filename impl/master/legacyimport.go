@@ -41,11 +41,11 @@ func (m *Master) legacySource() (legacy.Source, error) {
 	root := m.cfg.LegacyImportRoot
 	if rest, ok := strings.CutPrefix(root, "s3://"); ok {
 		bucket, prefix, _ := strings.Cut(rest, "/")
-		access, secret, err := m.cfg.s3Credentials()
+		sc, err := m.cfg.s3Config(bucket)
 		if err != nil {
 			return legacy.Source{}, err
 		}
-		st, err := s3.New(s3.Config{Endpoint: m.cfg.S3Endpoint, Bucket: bucket, Region: m.cfg.S3Region, AccessKey: access, SecretKey: secret})
+		st, err := s3.New(sc)
 		if err != nil {
 			return legacy.Source{}, err
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
@@ -107,12 +106,22 @@ func (m *Master) Addr() string {
 // Run serves until ctx ends: client API first (healthz reports progress),
 // then bootstrap, then alternating standby and primary terms.
 func (m *Master) Run(ctx context.Context) error {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: m.cfg.EtcdEndpoints, DialTimeout: m.cfg.dialTimeout(), Logger: zap.NewNop()})
+	cc, err := m.cfg.etcdClientConfig()
 	if err != nil {
+		return err
+	}
+	cli, err := clientv3.New(cc)
+	if err != nil {
+		if isAuthError(err) {
+			return fmt.Errorf("%w: %v", ErrEtcdRefused, err)
+		}
 		return fmt.Errorf("etcd client: %w", err)
 	}
 	defer cli.Close()
 	m.cli = cli
+	if err := m.checkEtcdAccess(ctx, cc, cli); err != nil {
+		return err
+	}
 	m.started = time.Now()
 	ln, err := net.Listen("tcp", m.cfg.Listen)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path"
 
@@ -31,11 +32,11 @@ func (m *Master) openStore(ctx context.Context) (objstore.Store, objstore.Trust,
 		}
 		st = l
 	case "s3":
-		access, secret, err := m.cfg.s3Credentials()
+		sc, err := m.cfg.s3Config(m.cfg.S3Bucket)
 		if err != nil {
 			return nil, objstore.Trust{}, err
 		}
-		s, err := s3.New(s3.Config{Endpoint: m.cfg.S3Endpoint, Bucket: m.cfg.S3Bucket, Region: m.cfg.S3Region, AccessKey: access, SecretKey: secret})
+		s, err := s3.New(sc)
 		if err != nil {
 			return nil, objstore.Trust{}, err
 		}
@@ -54,6 +55,27 @@ func (m *Master) openStore(ctx context.Context) (objstore.Store, objstore.Trust,
 
 // storePrefix is {s3_prefix}/{cluster_id}: every snapshot of the cluster lives below.
 func (m *Master) storePrefix() string { return path.Join(m.cfg.S3Prefix, m.cfg.ClusterID) }
+
+// s3Config is the S3 backend's configuration for bucket: endpoint,
+// region, credentials and, for an https endpoint, a transport that trusts
+// s3_ca_file.
+func (c Config) s3Config(bucket string) (s3.Config, error) {
+	access, secret, err := c.s3Credentials()
+	if err != nil {
+		return s3.Config{}, err
+	}
+	sc := s3.Config{Endpoint: c.S3Endpoint, Bucket: bucket, Region: c.S3Region, AccessKey: access, SecretKey: secret}
+	if c.S3CAFile != "" {
+		tc, err := clientTLS(c.S3CAFile, "", "")
+		if err != nil {
+			return s3.Config{}, fmt.Errorf("s3_ca_file: %w", err)
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = tc
+		sc.Transport = tr
+	}
+	return sc, nil
+}
 
 // s3Credentials reads the credentials file, else the named environment
 // variables. They are never logged.

@@ -1,0 +1,158 @@
+package master
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// ErrEtcdRefused is returned by Run when etcd refuses this master's
+// credentials: its certificate, its user or its role. It is not retried: a
+// master that cannot be authorised never becomes a writer, and says why.
+var ErrEtcdRefused = errors.New("etcd refused this master")
+
+// etcdClientConfig is the client configuration of cfg: endpoints, TLS from
+// the CA, certificate and key files, user and password (from its file).
+func (c Config) etcdClientConfig() (clientv3.Config, error) {
+	cc := clientv3.Config{Endpoints: c.EtcdEndpoints, DialTimeout: c.dialTimeout(), Logger: zap.NewNop()}
+	if c.EtcdCAFile != "" || c.EtcdCertFile != "" || strings.HasPrefix(strings.Join(c.EtcdEndpoints, ","), "https://") {
+		tc, err := clientTLS(c.EtcdCAFile, c.EtcdCertFile, c.EtcdKeyFile)
+		if err != nil {
+			return cc, fmt.Errorf("etcd TLS: %w", err)
+		}
+		cc.TLS = tc
+	}
+	if c.EtcdUsername != "" {
+		pw, err := os.ReadFile(c.EtcdPasswordFile)
+		if err != nil {
+			return cc, fmt.Errorf("etcd_password_file: %w", err)
+		}
+		cc.Username, cc.Password = c.EtcdUsername, strings.TrimRight(string(pw), "\r\n")
+	}
+	return cc, nil
+}
+
+// clientTLS trusts caFile (empty: the system pool) and presents
+// certFile/keyFile when given.
+func clientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		data, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+		}
+		tc.RootCAs = pool
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// checkEtcdAccess proves, before anything else touches etcd, that the
+// members accept this master: a TLS handshake with each reachable member
+// (a refused certificate surfaces here, where gRPC would retry it forever),
+// then a linearizable read of the namespace (a wrong user, password or role
+// surfaces as an authentication or permission error). Unreachable members
+// are not a refusal: the master starts and waits for etcd as before.
+func (m *Master) checkEtcdAccess(ctx context.Context, cc clientv3.Config, cli *clientv3.Client) error {
+	if cc.TLS != nil {
+		refused := 0
+		var first error
+		for _, ep := range cc.Endpoints {
+			err := tlsProbe(ctx, ep, cc.TLS)
+			if err == nil {
+				continue
+			}
+			var netErr net.Error
+			if errors.As(err, &netErr) && netErr.Timeout() || isDialError(err) {
+				continue // unreachable, not refused
+			}
+			refused++
+			if first == nil {
+				first = fmt.Errorf("%s: %w", ep, err)
+			}
+		}
+		if refused > 0 && refused == len(cc.Endpoints) {
+			return fmt.Errorf("%w: TLS: %v", ErrEtcdRefused, first)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.dialTimeout())
+	defer cancel()
+	_, err := cli.Get(rctx, m.ks.ProducerView())
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rpctypes.ErrPermissionDenied):
+		return fmt.Errorf("%w: user %q may not read %s (its role must grant read/write on the prefix %s): %v",
+			ErrEtcdRefused, m.cfg.EtcdUsername, m.ks.ProducerView(), m.ks.Root()+"/", err)
+	case errors.Is(err, rpctypes.ErrAuthFailed), errors.Is(err, rpctypes.ErrUserEmpty), errors.Is(err, rpctypes.ErrInvalidAuthToken):
+		return fmt.Errorf("%w: authentication of user %q: %v", ErrEtcdRefused, m.cfg.EtcdUsername, err)
+	}
+	if s := err.Error(); strings.Contains(s, "user name is empty") || strings.Contains(s, "authentication failed") {
+		return fmt.Errorf("%w: authentication: %v", ErrEtcdRefused, err)
+	}
+	return nil // unavailable or slow: not a refusal; the roles loop retries
+}
+
+// tlsProbe completes a TLS handshake with the member at ep and waits a
+// moment for a refusal: with TLS 1.3 a server that rejects the client's
+// certificate says so only after the client's side of the handshake ended.
+func tlsProbe(ctx context.Context, ep string, tc *tls.Config) error {
+	u, err := url.Parse(ep)
+	if err != nil {
+		return err
+	}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 3 * time.Second}, Config: tc.Clone()}
+	d.Config.NextProtos = []string{"h2"}
+	if d.Config.ServerName == "" {
+		d.Config.ServerName = u.Hostname()
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := d.DialContext(pctx, "tcp", u.Host)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	buf := make([]byte, 1)
+	_, err = conn.Read(buf)
+	var netErr net.Error
+	if err == nil || errors.As(err, &netErr) && netErr.Timeout() {
+		return nil // the server spoke HTTP/2, or waited for our preface
+	}
+	if strings.Contains(err.Error(), "tls:") {
+		return err
+	}
+	return nil
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func isAuthError(err error) bool {
+	return errors.Is(err, rpctypes.ErrAuthFailed) || errors.Is(err, rpctypes.ErrPermissionDenied) ||
+		strings.Contains(err.Error(), "authentication failed")
+}
