@@ -32,6 +32,11 @@ type Config struct {
 	LeaderLeaseSeconds int      `yaml:"leader_lease_seconds" help:"TTL of the election session lease"`
 	EtcdQuotaBytes     int64    `yaml:"etcd_quota_backend_bytes" help:"the --quota-backend-bytes etcd runs with (etcd cannot report it), for the capacity gauges"`
 	EtcdStatusMS       int      `yaml:"etcd_status_interval_ms" help:"how often dbSize, dbSizeInUse, revision and alarms are read through the maintenance API"`
+	EtcdCAFile         string   `yaml:"etcd_ca_file" help:"CA bundle (PEM) that signs the etcd members' certificates; with https:// endpoints"`
+	EtcdCertFile       string   `yaml:"etcd_cert_file" help:"client certificate (PEM) presented to etcd (mutual TLS)"`
+	EtcdKeyFile        string   `yaml:"etcd_key_file" help:"private key (PEM) of etcd_cert_file"`
+	EtcdUsername       string   `yaml:"etcd_username" help:"etcd user (authentication on): its role should allow only /oplog/{cluster_id}/"`
+	EtcdPasswordFile   string   `yaml:"etcd_password_file" help:"file holding etcd_username's password (never on the command line or in the config)"`
 
 	EnableOplog          bool `yaml:"enable_oplog" help:"replicate through the batch OpLog in etcd (the new mode)"`
 	OplogPollIntervalMS  int  `yaml:"oplog_poll_interval_ms" help:"standby poll interval"`
@@ -62,6 +67,7 @@ type Config struct {
 	S3CredentialsFile           string `yaml:"s3_credentials_file" help:"file with access_key_id and secret_access_key (YAML); else the env variables below"`
 	S3AccessKeyEnv              string `yaml:"s3_access_key_env" help:"environment variable holding the access key id"`
 	S3SecretKeyEnv              string `yaml:"s3_secret_key_env" help:"environment variable holding the secret access key"`
+	S3CAFile                    string `yaml:"s3_ca_file" help:"CA bundle (PEM) for an https:// s3_endpoint (default: the system pool)"`
 	LocalStoreDir               string `yaml:"local_store_dir" help:"directory used as the snapshot store (tests, development, shared filesystems)"`
 	Environment                 string `yaml:"environment" help:"production | development"`
 	AllowLocalStoreInProduction bool   `yaml:"allow_local_store_in_production" help:"accept local_store_dir in production: it is an explicitly shared filesystem"`
@@ -258,6 +264,43 @@ func (c Config) Validate() []error {
 		bad("log_level: %q: want debug, info, warn or error", c.LogLevel)
 	}
 	errs = append(errs, c.validateStore()...)
+	errs = append(errs, c.validateSecurity()...)
+	return errs
+}
+
+// validateSecurity checks the TLS and authentication settings: certificate
+// and key together, TLS files only with https endpoints, a password file
+// only with a user, and every named file readable.
+func (c Config) validateSecurity() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if (c.EtcdCertFile == "") != (c.EtcdKeyFile == "") {
+		bad("etcd_cert_file and etcd_key_file: set both (mutual TLS) or neither")
+	}
+	tlsSet := c.EtcdCAFile != "" || c.EtcdCertFile != ""
+	for _, ep := range c.EtcdEndpoints {
+		if tlsSet && strings.HasPrefix(ep, "http://") {
+			bad("etcd_endpoints: %q is plain http while etcd TLS files are set: use https:// endpoints", ep)
+			break
+		}
+	}
+	if (c.EtcdUsername == "") != (c.EtcdPasswordFile == "") {
+		bad("etcd_username and etcd_password_file: set both (etcd authentication) or neither")
+	}
+	if c.S3CAFile != "" && !strings.HasPrefix(c.S3Endpoint, "https://") {
+		bad("s3_ca_file: set while s3_endpoint %q is not https://", c.S3Endpoint)
+	}
+	for _, f := range []struct{ key, path string }{
+		{"etcd_ca_file", c.EtcdCAFile}, {"etcd_cert_file", c.EtcdCertFile}, {"etcd_key_file", c.EtcdKeyFile},
+		{"etcd_password_file", c.EtcdPasswordFile}, {"s3_ca_file", c.S3CAFile},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			bad("%s: %v", f.key, err)
+		}
+	}
 	return errs
 }
 

@@ -59,6 +59,7 @@ var codeRules = []codeRule{
 	{legacy.ErrNamespaceNotEmpty, "legacy_namespace_not_empty", http.StatusInternalServerError, OutcomeUnknown},
 	{legacy.ErrOtherImport, "legacy_other_import", http.StatusInternalServerError, OutcomeUnknown},
 	{legacy.ErrImportRace, "legacy_import_race", http.StatusInternalServerError, OutcomeUnknown},
+	{ErrEtcdRefused, "etcd_refused", http.StatusInternalServerError, OutcomeUnknown},
 	{context.DeadlineExceeded, "timeout", http.StatusServiceUnavailable, OutcomeFailed},
 	{context.Canceled, "canceled", http.StatusServiceUnavailable, OutcomeFailed},
 }
