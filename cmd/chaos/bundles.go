@@ -79,6 +79,16 @@ func cmdGate(ctx context.Context, args []string) error {
 				failures++
 			}
 		}
+		// The log audit is read again here, over the bundle as it is now:
+		// a bundle edited or assembled after its run cannot carry a leak
+		// past the gate on a recorded verdict.
+		if r := audit.LogAudit(&b.Input); !r.Pass {
+			fmt.Printf("GATE %s: %s seed %d: log-audit (gate's own reading) failed: %s\n", path, b.Meta.Scenario, b.Meta.Seed, r.Summary)
+			for _, e := range r.Evidence {
+				fmt.Printf("       %s\n", e)
+			}
+			failures++
+		}
 	}
 	if failures > 0 {
 		fmt.Printf("gate: %d failure(s) in %d bundle(s)\n", failures, len(args))

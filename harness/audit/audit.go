@@ -11,6 +11,7 @@ import (
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/leak"
 )
 
 // Node is one master as the run left it.
@@ -62,6 +63,10 @@ type Input struct {
 	// Base is what a legacy import brought into the namespace before any
 	// client op, as the harness read it from the fixture (nil: no import).
 	Base *Base
+	// Dir is the bundle's directory and Secrets what its secrets.json says
+	// to look for there (the log audit).
+	Dir     string
+	Secrets *leak.Secrets
 }
 
 // Base is the content of an imported legacy snapshot: objects acknowledged
@@ -135,9 +140,13 @@ func Checks() []Check {
 		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
 		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the fixture's snapshot and its exact digest", LegacyImport},
 		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds},
+		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},
 	}
 }
+
+// mandatory checks run on every bundle, whatever the scenario lists.
+var mandatory = map[string]bool{"log-audit": true}
 
 // Run runs the checks the scenario asks for (all when it names none).
 func Run(in *Input) []Result {
@@ -147,7 +156,7 @@ func Run(in *Input) []Result {
 	}
 	var out []Result
 	for _, c := range Checks() {
-		if len(want) > 0 && !want[c.Name] {
+		if len(want) > 0 && !want[c.Name] && !mandatory[c.Name] {
 			continue
 		}
 		r := c.Run(in)

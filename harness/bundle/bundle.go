@@ -15,6 +15,7 @@ import (
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -36,6 +37,7 @@ const (
 	SummaryFile     = "summary.md"
 	ReportFile      = "report.html"
 	LinearizeFile   = "linearizability.html"
+	SecretsFile     = "secrets.json" // salted hashes of the run's secrets, for the log audit
 )
 
 // Binary identifies one binary of the run.
@@ -224,6 +226,13 @@ func Open(path string) (*Bundle, error) {
 	if _, err := os.Stat(filepath.Join(dir, BaseFile)); err == nil {
 		in.Base = &audit.Base{}
 		if err := readJSON(dir, BaseFile, in.Base); err != nil {
+			return nil, err
+		}
+	}
+	in.Dir = dir
+	if _, err := os.Stat(filepath.Join(dir, SecretsFile)); err == nil {
+		in.Secrets = &leak.Secrets{}
+		if err := readJSON(dir, SecretsFile, in.Secrets); err != nil {
 			return nil, err
 		}
 	}

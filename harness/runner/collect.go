@@ -12,6 +12,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/impl/publish"
@@ -166,6 +167,17 @@ func (r *run) writeBundle(meta bundle.Meta) error {
 		}
 	}
 	if err := copyLogs(r.work, filepath.Join(r.dir, bundle.LogsDir)); err != nil {
+		return err
+	}
+	var secrets []string
+	if r.cluster != nil {
+		secrets = r.cluster.Secrets()
+	}
+	hashed, err := leak.Hash(secrets)
+	if err != nil {
+		return err
+	}
+	if err := bundle.WriteJSON(r.dir, bundle.SecretsFile, hashed); err != nil {
 		return err
 	}
 	return bundle.WriteJSON(r.dir, bundle.MetaFile, meta)

@@ -220,7 +220,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	}
 	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
 		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
-		S3: r.sc.Cluster.S3}
+		S3: r.sc.Cluster.S3, Security: runtime.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
 	r.prog.set("booting cluster", "")
 	c, err := runtime.Up(ctx, group, bins, shape, r.work)
 	r.cluster = c

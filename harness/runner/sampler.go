@@ -35,7 +35,11 @@ func (s *samples) all() []audit.RetentionSample {
 func (r *run) store() (objstore.Store, error) {
 	switch {
 	case r.cluster.S3 != nil:
-		return s3.New(s3.Config{Endpoint: r.cluster.S3.Endpoint, Bucket: runtime.SnapshotBucket, AccessKey: r.cluster.S3.AccessKey, SecretKey: r.cluster.S3.SecretKey})
+		cfg, err := r.cluster.S3.Config(runtime.SnapshotBucket)
+		if err != nil {
+			return nil, err
+		}
+		return s3.New(cfg)
 	case r.cluster.StoreDir != "":
 		return localdir.New(r.cluster.StoreDir)
 	}

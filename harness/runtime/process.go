@@ -22,7 +22,6 @@ import (
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/harness/toxi"
-	"github.com/oplogha/oplogha/impl/objstore/s3"
 )
 
 // Shape is what to bring up.
@@ -37,6 +36,15 @@ type Shape struct {
 	// S3 is the snapshot store: versitygw, gofakes3, local, or "" for none.
 	// With one, masters get object_store settings (each through its own link).
 	S3 string
+	// Security: TLS on every etcd and S3 link, authentication on etcd and
+	// a scoped snapshot writer on the S3 server.
+	Security Security
+}
+
+// Security is what links and identities a cluster runs with.
+type Security struct {
+	TLS  bool `json:"tls"`
+	Auth bool `json:"auth"`
 }
 
 // Bucket and prefix the harness gives masters.
@@ -109,6 +117,20 @@ type Cluster struct {
 	S3       *s3server.Server // nil without an S3 store
 	StoreDir string           // the local store's directory (S3 "local")
 	Boot     time.Duration
+	// Sec holds the run's certificates and credentials (nil: plain links).
+	Sec       *Secured
+	s3Secrets []string
+}
+
+// Secrets are every secret of the run: the S3 server's secret keys and,
+// with security on, the etcd passwords. None may appear in a log or in the
+// bundle; the log audit looks for each.
+func (c *Cluster) Secrets() []string {
+	out := append([]string(nil), c.s3Secrets...)
+	if c.Sec != nil {
+		out = append(out, c.Sec.Secrets()...)
+	}
+	return out
 }
 
 // Up boots a cluster of shape into dir. On error the processes started so
@@ -125,7 +147,15 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 		return nil, err
 	}
 	c.Toxi = tx
-	ec, err := etcd.Start(ctx, group, etcd.Options{
+	scheme := "http"
+	var etcdSec *etcd.Security
+	if shape.Security.TLS || shape.Security.Auth {
+		if c.Sec, err = secure(dir, shape); err != nil {
+			return c, err
+		}
+		etcdSec, scheme = c.Sec.etcd, "https"
+	}
+	ec, err := etcd.Start(ctx, group, etcd.Options{Security: etcdSec,
 		Members: shape.EtcdMembers, Binary: bins.Etcd.Path, Dir: filepath.Join(dir, "etcd"), QuotaBytes: shape.EtcdQuotaBytes,
 		Token: fmt.Sprintf("%s-%d-%d", shape.ClusterID, shape.Seed, time.Now().UnixNano()), // unique per run: clusters of parallel runs never join each other
 		PeerURLFor: func(i, port int) (string, error) {
@@ -133,13 +163,18 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 			if err != nil {
 				return "", err
 			}
-			return "http://" + l.Listen, nil
+			return scheme + "://" + l.Listen, nil
 		},
 	})
 	if err != nil {
 		return c, err
 	}
 	c.Etcd = ec
+	if c.Sec != nil {
+		if err := c.Sec.authorize(ctx, ec, shape); err != nil {
+			return c, err
+		}
+	}
 	storeCfg, env, err := c.startStore(ctx, group, bins, shape)
 	if err != nil {
 		return c, err
@@ -148,6 +183,11 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 		cfg := map[string]any{"snapshot_work_dir": filepath.Join(dir, "work", fmt.Sprintf("master-%d", i))}
 		if err := os.MkdirAll(cfg["snapshot_work_dir"].(string), 0o755); err != nil {
 			return nil, err
+		}
+		if c.Sec != nil {
+			for k, v := range c.Sec.masterConfig() {
+				cfg[k] = v
+			}
 		}
 		if storeCfg != nil {
 			extra, err := storeCfg(i)
@@ -177,7 +217,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 				if err != nil {
 					return nil, err
 				}
-				eps = append(eps, "http://"+l.Listen)
+				eps = append(eps, scheme+"://"+l.Listen)
 			}
 			return eps, nil
 		},
@@ -213,25 +253,40 @@ func (c *Cluster) startStore(ctx context.Context, group *proc.Group, bins Binari
 	if shape.S3 == s3server.FakeS3 {
 		binary = bins.FakeS3.Path
 	}
-	srv, err := s3server.Start(ctx, group, shape.S3, binary, filepath.Join(c.Dir, "s3"))
+	opts := s3server.Options{Kind: shape.S3, Binary: binary, Dir: filepath.Join(c.Dir, "s3")}
+	scheme := "http"
+	if c.Sec != nil && shape.S3 == s3server.Versity {
+		opts.TLS, opts.CAFile, opts.IAM, scheme = &c.Sec.s3Cert, c.Sec.CA.CAFile, shape.Security.Auth, "https"
+	}
+	srv, err := s3server.StartWith(ctx, group, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	c.S3 = srv
-	st, err := s3.New(s3.Config{Endpoint: srv.Endpoint, Bucket: SnapshotBucket, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})
-	if err != nil {
+	if _, _, err := srv.Store(ctx, SnapshotBucket, 0, SnapshotPrefix+"/_harness-probe"); err != nil {
 		return nil, nil, err
 	}
-	if err := st.EnsureBucket(ctx); err != nil {
-		return nil, nil, err
+	access, secretKey := srv.AccessKey, srv.SecretKey
+	if opts.IAM {
+		w, err := srv.CreateWriter(ctx, SnapshotBucket, SnapshotPrefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		access, secretKey = w.AccessKey, w.SecretKey
+		c.s3Secrets = append(c.s3Secrets, w.SecretKey)
 	}
-	upstream := strings.TrimPrefix(srv.Endpoint, "http://")
-	env := []string{"OPLOGHA_S3_ACCESS_KEY_ID=" + srv.AccessKey, "OPLOGHA_S3_SECRET_ACCESS_KEY=" + srv.SecretKey}
+	c.s3Secrets = append(c.s3Secrets, srv.SecretKey)
+	upstream := strings.TrimPrefix(strings.TrimPrefix(srv.Endpoint, "http://"), "https://")
+	env := []string{"OPLOGHA_S3_ACCESS_KEY_ID=" + access, "OPLOGHA_S3_SECRET_ACCESS_KEY=" + secretKey}
 	return func(i int) (map[string]any, error) {
 		l, err := c.Toxi.Add(fmt.Sprintf("master-%d.s3", i), upstream)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"object_store": "s3", "s3_endpoint": "http://" + l.Listen, "s3_bucket": SnapshotBucket, "s3_prefix": SnapshotPrefix}, nil
+		cfg := map[string]any{"object_store": "s3", "s3_endpoint": scheme + "://" + l.Listen, "s3_bucket": SnapshotBucket, "s3_prefix": SnapshotPrefix}
+		if srv.CAFile != "" {
+			cfg["s3_ca_file"] = srv.CAFile
+		}
+		return cfg, nil
 	}, env, nil
 }

@@ -41,6 +41,9 @@ var RFCRows = func() []Row {
 		"Old reader fixtures and explicit legacy import", "Snapshot-only configuration rejection after legacy removal",
 		"Capacity soak covering key count, MVCC compaction, defrag, quota, and alarms",
 		"A saved artifact bundle containing pointers, checksums, cursors, floor, timings, and final acknowledged-data audit")
+	add("Security and Access Control",
+		"Use TLS for etcd and object-store traffic", "Grant the snapshot writer only the required bucket/prefix operations",
+		"Do not log credentials, signed URLs, payload content, or tenant keys")
 	return rows
 }()
 

@@ -47,6 +47,19 @@ type Cluster struct {
 	// LegacyImport starts every master in legacy-import mode on this root
 	// of old primary snapshots; the audits then expect its content.
 	LegacyImport *LegacyImport `yaml:"legacy_import,omitempty"`
+	// Security runs the cluster with TLS and authentication.
+	Security Security `yaml:"security,omitempty"`
+}
+
+// Security is what a cluster runs with beyond plain loopback links.
+type Security struct {
+	// TLS: etcd client and peer links with mutual TLS and S3 over https,
+	// certificates made for the run.
+	TLS bool `yaml:"tls,omitempty"`
+	// Auth: etcd authentication on, masters as a user whose role reaches
+	// /oplog/{cluster_id}/ only, and a snapshot writer identity on the S3
+	// server limited to the snapshot prefix (versitygw). Needs TLS.
+	Auth bool `yaml:"auth,omitempty"`
 }
 
 // LegacyImport names the old snapshot a fresh cluster imports.
@@ -330,6 +343,17 @@ func (sc *Scenario) validate() []string {
 	case "", "versitygw", "gofakes3", "local":
 	default:
 		bad(0, "cluster.s3: %q: want versitygw, gofakes3 or local", sc.Cluster.S3)
+	}
+	if sec := sc.Cluster.Security; sec.Auth && !sec.TLS {
+		bad(0, "cluster.security.auth needs tls: true (credentials never cross a plain link)")
+	}
+	if sc.Cluster.Security.TLS && (sc.Cluster.S3 == "gofakes3") {
+		bad(0, "cluster.security.tls: the S3 server gofakes3 serves plain http only; use versitygw, local or none")
+	}
+	for _, k := range []string{"etcd_ca_file", "etcd_cert_file", "etcd_key_file", "etcd_username", "etcd_password_file", "s3_ca_file"} {
+		if _, ok := sc.Cluster.Config[k]; ok {
+			bad(0, "cluster.config.%s: set cluster.security instead (the harness makes the run's certificates and users)", k)
+		}
 	}
 	if li := sc.Cluster.LegacyImport; li != nil {
 		if li.Root == "" {

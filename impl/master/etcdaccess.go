@@ -68,34 +68,58 @@ func clientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 	return tc, nil
 }
 
-// checkEtcdAccess proves, before anything else touches etcd, that the
-// members accept this master: a TLS handshake with each reachable member
-// (a refused certificate surfaces here, where gRPC would retry it forever),
-// then a linearizable read of the namespace (a wrong user, password or role
-// surfaces as an authentication or permission error). Unreachable members
-// are not a refusal: the master starts and waits for etcd as before.
-func (m *Master) checkEtcdAccess(ctx context.Context, cc clientv3.Config, cli *clientv3.Client) error {
-	if cc.TLS != nil {
-		refused := 0
-		var first error
-		for _, ep := range cc.Endpoints {
-			err := tlsProbe(ctx, ep, cc.TLS)
-			if err == nil {
-				continue
-			}
-			var netErr net.Error
-			if errors.As(err, &netErr) && netErr.Timeout() || isDialError(err) {
-				continue // unreachable, not refused
-			}
-			refused++
-			if first == nil {
-				first = fmt.Errorf("%s: %w", ep, err)
-			}
+// checkEtcdTLS completes a TLS handshake with each reachable member before
+// any client is made: a refused certificate surfaces here, where gRPC would
+// retry it forever. Unreachable members are not a refusal; every reachable
+// one refusing is.
+func checkEtcdTLS(ctx context.Context, cc clientv3.Config) error {
+	if cc.TLS == nil {
+		return nil
+	}
+	refused := 0
+	var first error
+	for _, ep := range cc.Endpoints {
+		err := tlsProbe(ctx, ep, cc.TLS)
+		if err == nil {
+			continue
 		}
-		if refused > 0 && refused == len(cc.Endpoints) {
-			return fmt.Errorf("%w: TLS: %v", ErrEtcdRefused, first)
+		var netErr net.Error
+		if errors.As(err, &netErr) && netErr.Timeout() || isDialError(err) {
+			continue // unreachable, not refused
+		}
+		refused++
+		if first == nil {
+			first = fmt.Errorf("%s: %w", ep, err)
 		}
 	}
+	if refused > 0 && refused == len(cc.Endpoints) {
+		return fmt.Errorf("%w: TLS: %v", ErrEtcdRefused, first)
+	}
+	return nil
+}
+
+// dialEtcd makes the client; with a user, that authenticates, so a wrong
+// password is refused here; an unavailable cluster is waited for.
+func (m *Master) dialEtcd(ctx context.Context, cc clientv3.Config) (*clientv3.Client, error) {
+	for {
+		cli, err := clientv3.New(cc)
+		if err == nil {
+			return cli, nil
+		}
+		if isAuthError(err) {
+			return nil, fmt.Errorf("%w: authentication of user %q: %v", ErrEtcdRefused, cc.Username, err)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("etcd client: %w", err)
+		}
+		m.log.Warn("etcd not reachable yet", "phase", "start", "code", "etcd_unavailable", "err", err)
+		sleep(ctx, time.Second)
+	}
+}
+
+// checkEtcdAccess reads the namespace once, linearizably: a wrong user or
+// role surfaces as an authentication or permission error, not retried.
+func (m *Master) checkEtcdAccess(ctx context.Context, cli *clientv3.Client) error {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.dialTimeout())
 	defer cancel()
 	_, err := cli.Get(rctx, m.ks.ProducerView())

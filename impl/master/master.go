@@ -110,16 +110,16 @@ func (m *Master) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cli, err := clientv3.New(cc)
+	if err := checkEtcdTLS(ctx, cc); err != nil {
+		return err
+	}
+	cli, err := m.dialEtcd(ctx, cc)
 	if err != nil {
-		if isAuthError(err) {
-			return fmt.Errorf("%w: %v", ErrEtcdRefused, err)
-		}
-		return fmt.Errorf("etcd client: %w", err)
+		return err
 	}
 	defer cli.Close()
 	m.cli = cli
-	if err := m.checkEtcdAccess(ctx, cc, cli); err != nil {
+	if err := m.checkEtcdAccess(ctx, cli); err != nil {
 		return err
 	}
 	m.started = time.Now()
