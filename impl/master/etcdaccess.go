@@ -83,9 +83,8 @@ func checkEtcdTLS(ctx context.Context, cc clientv3.Config) error {
 		if err == nil {
 			continue
 		}
-		var netErr net.Error
-		if errors.As(err, &netErr) && netErr.Timeout() || isDialError(err) {
-			continue // unreachable, not refused
+		if !isTLSRefusal(err) {
+			continue // unreachable, reset or slow: not a refusal
 		}
 		refused++
 		if first == nil {
@@ -171,9 +170,18 @@ func tlsProbe(ctx context.Context, ep string, tc *tls.Config) error {
 	return nil
 }
 
-func isDialError(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+// isTLSRefusal tells a refused handshake (an alert from the server, a
+// certificate this side cannot verify) from a link that is down, reset or
+// slow, which is not a refusal and is waited out like any outage.
+func isTLSRefusal(err error) bool {
+	var alert tls.AlertError
+	var verify *tls.CertificateVerificationError
+	var rec tls.RecordHeaderError
+	if errors.As(err, &alert) || errors.As(err, &verify) || errors.As(err, &rec) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "remote error: tls:") || strings.Contains(s, "x509:")
 }
 
 func isAuthError(err error) bool {
