@@ -12,9 +12,9 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bundle"
-	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
