@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/docker"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
@@ -39,6 +40,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	parallel := fs.Int("parallel", 1, "runs at once")
 	keep := fs.Bool("keep", false, "keep passing bundles uncompressed too")
 	junit := fs.String("junit", "", "write a JUnit report here")
+	rt := fs.String("runtime", "", "process or docker: where every scenario's cluster runs (default: each scenario's own, else process)")
+	public := fs.Bool("public-images", false, "docker runtime: run etcd and toxiproxy from their public images (needs a registry) instead of local builds")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -48,6 +51,11 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	if *seeds < 1 {
 		return fmt.Errorf("--seeds must be at least 1")
+	}
+	switch *rt {
+	case "", "process", "docker":
+	default:
+		return fmt.Errorf("--runtime %q: want process or docker", *rt)
 	}
 	files, err := expandScenarioPaths(paths)
 	if err != nil {
@@ -76,6 +84,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		if *seed != 0 {
 			base = *seed
 		}
+		if *rt != "" {
+			sc.Runtime = *rt
+		}
 		for k := 0; k < *seeds; k++ {
 			c := *sc
 			c.Seed = base + int64(k)*1000
@@ -85,7 +96,16 @@ func cmdRun(ctx context.Context, args []string) error {
 	if len(scs) == 0 {
 		return fmt.Errorf("no scenario of tier %q in %v", *tier, paths)
 	}
-	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit})
+	for _, sc := range scs {
+		if sc.Runtime == "docker" {
+			// One clear line before anything runs, not one failed run each.
+			if err := docker.Available(ctx); err != nil {
+				return fmt.Errorf("runtime docker: %w", err)
+			}
+			break
+		}
+	}
+	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public})
 	return err
 }
 

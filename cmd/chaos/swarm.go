@@ -65,6 +65,8 @@ type batchOptions struct {
 	budget    time.Duration // 0: none
 	junit     string
 	swarmSeed int64 // for the replay hint
+	// publicImages: the docker runtime runs etcd and toxiproxy from public images.
+	publicImages bool
 }
 
 // runBatch runs scenarios up to parallel at a time, prints one verdict per
@@ -98,7 +100,7 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed}
+			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages}
 			if o.parallel == 1 {
 				opts.Progress = os.Stderr
 			}

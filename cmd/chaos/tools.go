@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"time"
 
 	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/docker"
 )
 
 func cmdTools(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
 	path := fs.String("path", "", "build (if needed) only this tool and print its path")
+	images := fs.Bool("images", false, "also build the docker runtime's images (FROM scratch around each tool, once per version; needs a Docker engine)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -34,5 +40,43 @@ func cmdTools(ctx context.Context, args []string) error {
 	for _, b := range bins {
 		fmt.Printf("%-10s %-10s %s\n", b.Name, b.Version, b.Path)
 	}
+	if !*images {
+		return nil
+	}
+	if err := docker.Available(ctx); err != nil {
+		return fmt.Errorf("images: %w", err)
+	}
+	for _, b := range bins {
+		if b.Name == "gotestsum" {
+			continue // a test runner, never in a cluster
+		}
+		sum, err := fileSHA256(b.Path)
+		if err != nil {
+			return err
+		}
+		ref := docker.ImageRef(b.Name, b.Version)
+		built, took, err := docker.EnsureImage(ctx, ref, b.Path, sum, nil)
+		if err != nil {
+			return err
+		}
+		state := "reused"
+		if built {
+			state = fmt.Sprintf("built in %v", took.Round(time.Millisecond))
+		}
+		fmt.Printf("image %-28s %s\n", ref, state)
+	}
 	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -55,6 +55,7 @@ type Security struct {
 // Member is one etcd process.
 type Member struct {
 	Name                     string
+	Host                     string // its address: 127.0.0.1, or its own on the docker runtime
 	ClientPort, PeerPort     int
 	ClientURL, PeerURL       string // what it listens on
 	AdvClientURL, AdvPeerURL string // what it advertises
@@ -98,7 +99,9 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Cluster, erro
 	var initial []string
 	for i := 0; i < opts.Members; i++ {
 		m := &Member{Name: fmt.Sprintf("etcd-%d", i), ClientPort: ps[2*i], PeerPort: ps[2*i+1]}
-		m.ClientURL, m.PeerURL = opts.Scheme()+"://"+ports.Addr(m.ClientPort), opts.Scheme()+"://"+ports.Addr(m.PeerPort)
+		host := group.Host(m.Name)
+		m.Host = host
+		m.ClientURL, m.PeerURL = opts.Scheme()+"://"+ports.On(host, m.ClientPort), opts.Scheme()+"://"+ports.On(host, m.PeerPort)
 		m.AdvClientURL, m.AdvPeerURL = m.ClientURL, m.PeerURL
 		if opts.ClientURLFor != nil {
 			if m.AdvClientURL, err = opts.ClientURLFor(i, m.ClientPort); err != nil {

@@ -70,8 +70,10 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 	}
 	s := &Set{opts: opts, group: group, Client: client.New(10 * time.Second)}
 	for i := 0; i < opts.Count; i++ {
-		listen := ports.Addr(ps[2*i])
-		n := &Node{Name: fmt.Sprintf("master-%d", i), URL: "http://" + listen, DirectURL: "http://" + listen, FailpointAddr: ports.Addr(ps[2*i+1])}
+		name := fmt.Sprintf("master-%d", i)
+		host := group.Host(name)
+		listen := ports.On(host, ps[2*i])
+		n := &Node{Name: name, URL: "http://" + listen, DirectURL: "http://" + listen, FailpointAddr: ports.On(host, ps[2*i+1])}
 		n.ConfigPath = filepath.Join(opts.Dir, n.Name+".yaml")
 		n.Log = filepath.Join(opts.Dir, n.Name+".log")
 		if opts.AdvertiseFor != nil {
@@ -242,8 +244,8 @@ func (s *Set) TryConfig(ctx context.Context, name string, overrides map[string]a
 	if err != nil {
 		return out, err
 	}
-	cfg["node_id"], cfg["listen"] = name, ports.Addr(ps[0])
-	cfg["advertise_url"] = "http://" + ports.Addr(ps[0])
+	cfg["node_id"], cfg["listen"] = name, ports.On(s.group.Host(name), ps[0])
+	cfg["advertise_url"] = "http://" + cfg["listen"].(string)
 	for k, v := range overrides {
 		cfg[k] = v
 	}

@@ -42,6 +42,9 @@ type Pair struct {
 
 // Authority is a run's CA.
 type Authority struct {
+	// Hosts are addresses every certificate is also valid for (the nodes'
+	// own addresses on the docker runtime).
+	Hosts  []string
 	Dir    string
 	CAFile string // the CA certificate (PEM), what every side trusts
 	cert   *x509.Certificate
@@ -102,6 +105,13 @@ func (a *Authority) Issue(name, cn string, usage Usage) (Pair, error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
 		DNSNames:     []string{"localhost"},
+	}
+	for _, h := range a.Hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
 	if usage&Server != 0 {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)

@@ -34,3 +34,8 @@ func Free(n int) ([]int, error) {
 
 // Addr is "127.0.0.1:port".
 func Addr(port int) string { return net.JoinHostPort(Host, fmt.Sprint(port)) }
+
+// On is "host:port": a node's own address on the docker runtime, where
+// every container has one (the port numbers still come from Free, so a
+// node's ports are the same on both runtimes' shapes).
+func On(host string, port int) string { return net.JoinHostPort(host, fmt.Sprint(port)) }

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,6 +12,10 @@ import (
 
 // Group owns the processes of one run and stops them all on Close.
 type Group struct {
+	// Launcher, when set, starts every spec (containers); nil runs local
+	// processes on 127.0.0.1.
+	Launcher Launcher
+
 	mu    sync.Mutex
 	procs map[string]*Process
 	order []string
@@ -37,7 +42,13 @@ func (g *Group) Start(spec Spec) (*Process, error) {
 	if old, ok := g.procs[spec.Name]; ok && old.Running() {
 		return nil, fmt.Errorf("start %s: already running as pid %d", spec.Name, old.PID)
 	}
-	p, err := Start(spec)
+	var p *Process
+	var err error
+	if g.Launcher != nil {
+		p, err = startInstance(g.Launcher, spec)
+	} else {
+		p, err = Start(spec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +63,15 @@ func (g *Group) Start(spec Spec) (*Process, error) {
 
 func (p *Process) record() Record {
 	return Record{Name: p.Name, PID: p.PID, Path: p.Path, Args: p.Args, Log: p.Log, Started: p.Started}
+}
+
+// Host is the address the node called name listens on: 127.0.0.1 for a
+// local process, its own address on the run's network for a container.
+func (g *Group) Host(name string) string {
+	if g.Launcher != nil {
+		return g.Launcher.Host(name)
+	}
+	return "127.0.0.1"
 }
 
 // Get returns the current process of that name.
@@ -97,6 +117,11 @@ func (g *Group) Close(grace time.Duration) error {
 		if alive(p.PID) && p.Running() {
 			errs = append(errs, fmt.Errorf("%s (pid %d) still alive after stop", p.Name, p.PID))
 		}
+	}
+	if g.Launcher != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		errs = append(errs, g.Launcher.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -33,6 +33,7 @@ type Process struct {
 	Started time.Time
 
 	cmd    *exec.Cmd
+	inst   Instance // set when a Launcher started it (a container)
 	done   chan struct{}
 	mu     sync.Mutex
 	err    error // from Wait
@@ -127,9 +128,19 @@ func (p *Process) Kill() error {
 	return nil
 }
 
-// Pause stops the process with SIGSTOP; Resume continues it.
+// Pause stops the process with SIGSTOP — a container is frozen whole
+// (docker pause) — and Resume continues it.
 func (p *Process) Pause() error {
-	if err := p.Signal(syscall.SIGSTOP); err != nil {
+	if !p.Running() {
+		return fmt.Errorf("%s (pid %d): %w", p.Name, p.PID, ErrExited)
+	}
+	var err error
+	if p.inst != nil {
+		err = p.inst.Pause()
+	} else {
+		err = p.Signal(syscall.SIGSTOP)
+	}
+	if err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -138,9 +149,18 @@ func (p *Process) Pause() error {
 	return nil
 }
 
-// Resume sends SIGCONT.
+// Resume sends SIGCONT (a container: docker unpause).
 func (p *Process) Resume() error {
-	if err := p.Signal(syscall.SIGCONT); err != nil {
+	if !p.Running() {
+		return fmt.Errorf("%s (pid %d): %w", p.Name, p.PID, ErrExited)
+	}
+	var err error
+	if p.inst != nil {
+		err = p.inst.Resume()
+	} else {
+		err = p.Signal(syscall.SIGCONT)
+	}
+	if err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -189,4 +209,44 @@ func (p *Process) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Launcher starts specs somewhere other than as local child processes: as
+// containers on a network of their own. A Group with a Launcher asks it for
+// each node's address and for each start.
+type Launcher interface {
+	// Host is the address the node called name listens on and is reached at.
+	Host(name string) string
+	// Launch starts one incarnation of spec; its output goes to spec.Log.
+	Launch(spec Spec) (Instance, error)
+	// Close removes everything the launcher made, once every instance exited.
+	Close(ctx context.Context) error
+}
+
+// Instance is one incarnation a Launcher started: a process of this host
+// (its PID is signalled like a child's) living in a container.
+type Instance interface {
+	PID() int
+	// Wait returns when the instance has exited.
+	Wait() error
+	// Pause freezes the whole container; Resume thaws it.
+	Pause() error
+	Resume() error
+}
+
+// startInstance wraps a launched instance as a Process.
+func startInstance(l Launcher, spec Spec) (*Process, error) {
+	inst, err := l.Launch(spec)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	p := &Process{Spec: spec, PID: inst.PID(), Started: time.Now(), inst: inst, done: make(chan struct{})}
+	go func() {
+		err := inst.Wait()
+		p.mu.Lock()
+		p.err, p.exited = err, time.Now()
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	return p, nil
 }

@@ -34,6 +34,11 @@ type Options struct {
 	Progress io.Writer // live progress; nil for none
 	Cache    *bin.Cache
 	Replayed string // bundle this run replays, for the record
+	// Runtime overrides the scenario's runtime (process | docker).
+	Runtime string
+	// PublicImages runs etcd and toxiproxy from their public images on the
+	// docker runtime (needs a registry) instead of locally built ones.
+	PublicImages bool
 }
 
 // Outcome is a finished run.
@@ -203,6 +208,12 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 		return fmt.Errorf("binaries: %w", err)
 	}
 	r.binaries = bins
+	if r.runtime() == "docker" {
+		r.prog.set("building images", "")
+		if err := r.useDocker(ctx, group, bins); err != nil {
+			return fmt.Errorf("docker runtime: %w", err)
+		}
+	}
 	masterCfg := map[string]any{}
 	for k, v := range r.sc.Cluster.Config {
 		masterCfg[k] = v
@@ -357,7 +368,7 @@ func (r *run) allFailedClosed(ctx context.Context) bool {
 
 // meta gathers the run facts.
 func (r *run) meta(runErr error) bundle.Meta {
-	m := bundle.Meta{Scenario: r.sc.Name, Tier: r.sc.Tier, Seed: r.sc.Seed, Runtime: "process", ClusterID: r.sc.Cluster.ClusterID, Started: r.start, Steps: r.steps, Replayed: r.opts.Replayed}
+	m := bundle.Meta{Scenario: r.sc.Name, Tier: r.sc.Tier, Seed: r.sc.Seed, Runtime: r.runtime(), ClusterID: r.sc.Cluster.ClusterID, Started: r.start, Steps: r.steps, Replayed: r.opts.Replayed}
 	if r.cluster != nil {
 		m.BootMS = r.cluster.Boot.Milliseconds()
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/harness/toxi"
@@ -150,7 +151,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	scheme := "http"
 	var etcdSec *etcd.Security
 	if shape.Security.TLS || shape.Security.Auth {
-		if c.Sec, err = secure(dir, shape); err != nil {
+		if c.Sec, err = secure(dir, shape, nodeHosts(group, shape)); err != nil {
 			return c, err
 		}
 		etcdSec, scheme = c.Sec.etcd, "https"
@@ -159,7 +160,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 		Members: shape.EtcdMembers, Binary: bins.Etcd.Path, Dir: filepath.Join(dir, "etcd"), QuotaBytes: shape.EtcdQuotaBytes,
 		Token: fmt.Sprintf("%s-%d-%d", shape.ClusterID, shape.Seed, time.Now().UnixNano()), // unique per run: clusters of parallel runs never join each other
 		PeerURLFor: func(i, port int) (string, error) {
-			l, err := tx.Add(fmt.Sprintf("etcd-%d.peer", i), fmt.Sprintf("127.0.0.1:%d", port))
+			l, err := tx.Add(fmt.Sprintf("etcd-%d.peer", i), ports.On(group.Host(fmt.Sprintf("etcd-%d", i)), port))
 			if err != nil {
 				return "", err
 			}
@@ -213,7 +214,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 		EtcdFor: func(i int) ([]string, error) {
 			var eps []string
 			for j, m := range ec.Members {
-				l, err := tx.Add(fmt.Sprintf("master-%d.etcd-%d", i, j), fmt.Sprintf("127.0.0.1:%d", m.ClientPort))
+				l, err := tx.Add(fmt.Sprintf("master-%d.etcd-%d", i, j), ports.On(m.Host, m.ClientPort))
 				if err != nil {
 					return nil, err
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/pki"
+	"github.com/oplogha/oplogha/harness/proc"
 )
 
 // Secured is a run's security material: its CA, the certificates of etcd,
@@ -44,11 +45,12 @@ func secretHex() string {
 	return hex.EncodeToString(b)
 }
 
-func secure(dir string, shape Shape) (*Secured, error) {
+func secure(dir string, shape Shape, hosts []string) (*Secured, error) {
 	ca, err := pki.New(filepath.Join(dir, "pki"), shape.ClusterID)
 	if err != nil {
 		return nil, err
 	}
+	ca.Hosts = hosts
 	s := &Secured{CA: ca, auth: shape.Security.Auth, MasterUser: "master-" + shape.ClusterID}
 	member, err := ca.Issue("etcd-member", "etcd-member", pki.Peer)
 	if err != nil {
@@ -121,4 +123,26 @@ func (s *Secured) Secrets() []string {
 // case: an identity etcd knows nothing about, or none at all).
 func (s *Secured) IssueClient(name, cn string) (pki.Pair, error) {
 	return s.CA.Issue(name, cn, pki.Client)
+}
+
+// nodeHosts are the addresses of every node of the shape: certificates are
+// valid for each (all 127.0.0.1 on the process runtime).
+func nodeHosts(group *proc.Group, shape Shape) []string {
+	seen := map[string]bool{"127.0.0.1": true}
+	var out []string
+	add := func(name string) {
+		if h := group.Host(name); !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	add("toxiproxy")
+	add(shape.S3)
+	for i := 0; i < shape.EtcdMembers; i++ {
+		add(fmt.Sprintf("etcd-%d", i))
+	}
+	for i := 0; i < shape.Masters; i++ {
+		add(fmt.Sprintf("master-%d", i))
+	}
+	return out
 }

@@ -104,7 +104,7 @@ func StartWith(ctx context.Context, group *proc.Group, o Options) (*Server, erro
 	if err != nil {
 		return nil, err
 	}
-	addr := ports.Addr(ps[0])
+	addr := ports.On(group.Host(kind), ps[0])
 	s := &Server{Kind: kind, Name: kind, Endpoint: "http://" + addr, Dir: dir, AccessKey: "oplogha" + secret(4), SecretKey: secret(16)}
 	spec := proc.Spec{Name: kind, Path: o.Binary, Dir: dir, Log: filepath.Join(dir, kind+".log")}
 	if (o.TLS != nil || o.IAM) && kind != Versity {

@@ -21,16 +21,20 @@ import (
 
 // Scenario is one scenario file.
 type Scenario struct {
-	Name        string         `yaml:"name"`
-	Description string         `yaml:"description,omitempty"`
-	Tier        string         `yaml:"tier"`             // pr | nightly | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
-	Covers      []string       `yaml:"covers,omitempty"` // RFC rows and windows it exercises
-	Seed        int64          `yaml:"seed"`
-	Timeout     time.Duration  `yaml:"timeout,omitempty"` // whole run; default 10m
-	Cluster     Cluster        `yaml:"cluster"`
-	Traffic     traffic.Config `yaml:"traffic"`
-	Steps       []Step         `yaml:"steps"`
-	Expect      audit.Expect   `yaml:"expect"`
+	Name        string        `yaml:"name"`
+	Description string        `yaml:"description,omitempty"`
+	Tier        string        `yaml:"tier"`             // pr | nightly | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
+	Covers      []string      `yaml:"covers,omitempty"` // RFC rows and windows it exercises
+	Seed        int64         `yaml:"seed"`
+	Timeout     time.Duration `yaml:"timeout,omitempty"` // whole run; default 10m
+	// Runtime is where the cluster runs: process (default: local processes)
+	// or docker (containers on a private network); chaos run --runtime
+	// overrides it.
+	Runtime string         `yaml:"runtime,omitempty"`
+	Cluster Cluster        `yaml:"cluster"`
+	Traffic traffic.Config `yaml:"traffic"`
+	Steps   []Step         `yaml:"steps"`
+	Expect  audit.Expect   `yaml:"expect"`
 
 	Path string `yaml:"-"` // where it was loaded from
 }
@@ -338,6 +342,11 @@ func (sc *Scenario) validate() []string {
 	}
 	if sc.Cluster.Masters < 1 || sc.Cluster.Masters > 7 {
 		bad(0, "cluster.masters: %d: want 1..7", sc.Cluster.Masters)
+	}
+	switch sc.Runtime {
+	case "", "process", "docker":
+	default:
+		bad(0, "runtime: %q: want process or docker", sc.Runtime)
 	}
 	switch sc.Cluster.S3 {
 	case "", "versitygw", "gofakes3", "local":

@@ -23,6 +23,7 @@ type Server struct {
 	API    string // host:port of the control API
 	client *toxiproxy.Client
 
+	host  string // where the proxies listen
 	mu    sync.Mutex
 	links map[string]*Link
 }
@@ -34,13 +35,14 @@ func Start(ctx context.Context, group *proc.Group, binary, dir string, seed int6
 	if err != nil {
 		return nil, err
 	}
-	api := ports.Addr(ps[0])
+	host := group.Host("toxiproxy")
+	api := ports.On(host, ps[0])
 	_, err = group.Start(proc.Spec{Name: "toxiproxy", Path: binary, Log: filepath.Join(dir, "toxiproxy.log"), Dir: dir,
-		Args: []string{"-host", ports.Host, "-port", fmt.Sprint(ps[0]), "-seed", fmt.Sprint(seed)}})
+		Args: []string{"-host", host, "-port", fmt.Sprint(ps[0]), "-seed", fmt.Sprint(seed)}})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{API: api, client: toxiproxy.NewClient(api), links: map[string]*Link{}}
+	s := &Server{API: api, host: host, client: toxiproxy.NewClient(api), links: map[string]*Link{}}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if _, err := s.client.Version(); err == nil {
@@ -67,7 +69,7 @@ func (s *Server) Add(name, upstream string) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	listen := ports.Addr(ps[0])
+	listen := ports.On(s.host, ps[0])
 	p, err := s.client.CreateProxy(name, listen, upstream)
 	if err != nil {
 		return nil, fmt.Errorf("create proxy %s → %s: %w", name, upstream, err)
