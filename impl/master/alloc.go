@@ -14,6 +14,7 @@ import (
 type allocator struct {
 	mu   sync.Mutex
 	next map[string]uint64
+	gen  uint64 // rebuilds so far: a release from before the last one is void
 }
 
 func (a *allocator) rebuild(r state.Reader) {
@@ -28,7 +29,16 @@ func (a *allocator) rebuild(r state.Reader) {
 	})
 	a.mu.Lock()
 	a.next = next
+	a.gen++
 	a.mu.Unlock()
+}
+
+// generation is the index's rebuild count; read it before place, and hand
+// it to release.
+func (a *allocator) generation() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gen
 }
 
 // place picks n distinct segments of segs (the mounted memory segments),
@@ -56,7 +66,32 @@ func (a *allocator) place(segs []state.Segment, tenant, key string, size uint64,
 		out = append(out, state.Replica{ID: uint64(len(out) + 1), Kind: state.ReplicaMemory, Segment: s.Endpoint, Offset: off, Length: size, Status: state.ReplicaComplete})
 	}
 	if len(out) < n {
+		a.releaseLocked(out)
 		return nil, fmt.Errorf("%w: %d of %d replicas of %d bytes placed", errNoCapacity, len(out), n, size)
 	}
 	return out, nil
+}
+
+// release gives back what place reserved, in generation gen, for a put that
+// definitely failed. A bump allocator can only take back its last
+// reservation on a segment: one that a later reservation followed stays
+// used until the index is rebuilt at the next promotion. After a rebuild the
+// index comes from the state, which another primary may have extended over
+// the same range, so nothing is taken back.
+func (a *allocator) release(reps []state.Replica, gen uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if gen != a.gen {
+		return
+	}
+	a.releaseLocked(reps)
+}
+
+func (a *allocator) releaseLocked(reps []state.Replica) {
+	for i := len(reps) - 1; i >= 0; i-- {
+		r := reps[i]
+		if a.next[r.Segment] == r.Offset+r.Length {
+			a.next[r.Segment] = r.Offset
+		}
+	}
 }

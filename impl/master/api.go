@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -16,46 +19,168 @@ import (
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-// MaxRequestBytes bounds a client request body.
-const MaxRequestBytes = 1 << 20
+// Client API limits. A request over any of them is refused (4xx) before
+// anything is submitted, so it changes nothing.
+const (
+	// MaxRequestBytes bounds a client request body (413 too_large).
+	MaxRequestBytes = 1 << 20
+	// MaxStringBytes bounds every string of a request: tenant, key, client
+	// id, group id, replica segment, segment endpoint, name and file path
+	// (400 malformed). The snapshot codec refuses longer fields, so one
+	// accepted would leave every later snapshot undecodable.
+	MaxStringBytes = state.MaxKeyBytes
+	// MaxReplicas bounds the explicit replicas of a put (400 malformed): the
+	// snapshot codec's bound.
+	MaxReplicas = 1024
+	// MaxReplicaCount bounds replica_count, the replicas the allocator places.
+	MaxReplicaCount = 16
+	// MaxPayloadBytes bounds an entry's payload as it is persisted (the
+	// object or segment JSON, which the batch record carries in base64; 413
+	// too_large), so one entry always fits one etcd request with room to
+	// spare (etcd's --max-request-bytes is 1.5 MiB by default). JSON
+	// escaping can make a payload several times longer than its request.
+	MaxPayloadBytes = 512 << 10
+	// maxErrorText bounds the error text of an answer: a decoder's message
+	// can quote the request (an unknown field's name).
+	maxErrorText = 512
+)
+
+// Errors of hostile requests, mapped to stable codes by classify.
+var (
+	errTooLarge      = errors.New("request too large")
+	errUnknownTenant = errors.New("unknown tenant")
+)
+
+// route is one operation of the client API.
+type route struct {
+	method, path string
+	h            http.Handler
+}
 
 func (m *Master) routes() http.Handler {
+	rs := []route{
+		{"POST", "/v1/objects/put", http.HandlerFunc(m.handlePut)},
+		{"POST", "/v1/objects/remove", m.mutation("remove", func(r *http.Request) (state.Entry, error) {
+			var req ObjectRef
+			if err := decodeBody(r, &req); err != nil {
+				return state.Entry{}, err
+			}
+			if err := m.checkRef(req); err != nil {
+				return state.Entry{}, err
+			}
+			return state.Remove(req.Tenant, req.Key), nil
+		}, nil)},
+		{"POST", "/v1/segments/mount", m.mutation("mount", func(r *http.Request) (state.Entry, error) {
+			return segmentEntry(r, state.MountSegment)
+		}, nil)},
+		{"POST", "/v1/segments/update", m.mutation("update", func(r *http.Request) (state.Entry, error) {
+			return segmentEntry(r, state.UpdateSegment)
+		}, nil)},
+		{"POST", "/v1/segments/unmount", m.mutation("unmount", func(r *http.Request) (state.Entry, error) {
+			var req struct {
+				Endpoint string `json:"endpoint"`
+			}
+			if err := decodeBody(r, &req); err != nil {
+				return state.Entry{}, err
+			}
+			if req.Endpoint == "" {
+				return state.Entry{}, fmt.Errorf("%w: endpoint required", state.ErrMalformed)
+			}
+			if len(req.Endpoint) > MaxStringBytes {
+				return state.Entry{}, fmt.Errorf("%w: endpoint longer than %d bytes", state.ErrMalformed, MaxStringBytes)
+			}
+			return state.UnmountSegment(req.Endpoint), nil
+		}, nil)},
+		{"GET", "/v1/objects/get", http.HandlerFunc(m.handleGet)},
+		{"GET", "/v1/state", http.HandlerFunc(m.handleState)},
+		{"GET", "/healthz", http.HandlerFunc(m.handleHealth)},
+		{"GET", "/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{})},
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/objects/put", m.handlePut)
-	mux.HandleFunc("POST /v1/objects/remove", m.mutation("remove", func(r *http.Request) (state.Entry, error) {
-		var req ObjectRef
-		if err := decodeBody(r, &req); err != nil {
-			return state.Entry{}, err
+	allow := map[string]string{}
+	for _, rt := range rs {
+		mux.Handle(rt.method+" "+rt.path, rt.h)
+		allow[rt.path] = rt.method
+		if rt.method == http.MethodGet {
+			allow[rt.path] += ", " + http.MethodHead
 		}
-		return state.Remove(req.Tenant, req.Key), req.check()
-	}))
-	mux.HandleFunc("POST /v1/segments/mount", m.mutation("mount", func(r *http.Request) (state.Entry, error) {
-		var seg state.Segment
-		err := decodeBody(r, &seg)
-		return state.MountSegment(seg), err
-	}))
-	mux.HandleFunc("POST /v1/segments/update", m.mutation("update", func(r *http.Request) (state.Entry, error) {
-		var seg state.Segment
-		err := decodeBody(r, &seg)
-		return state.UpdateSegment(seg), err
-	}))
-	mux.HandleFunc("POST /v1/segments/unmount", m.mutation("unmount", func(r *http.Request) (state.Entry, error) {
-		var req struct {
-			Endpoint string `json:"endpoint"`
+	}
+	// Everything else — an unknown path, or a known one with another
+	// method — is answered in JSON like every operation, never by the
+	// mux's plain-text defaults.
+	unknown := func(w http.ResponseWriter, r *http.Request) {
+		m.m.requests.WithLabelValues("unknown", OutcomeFailed).Inc()
+		res := MutationResponse{Outcome: OutcomeFailed, Code: "unknown_op"}
+		if methods, ok := allow[r.URL.EscapedPath()]; ok {
+			w.Header().Set("Allow", methods)
+			res.Error = clip(fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.EscapedPath(), methods))
+			writeJSON(w, http.StatusMethodNotAllowed, res)
+			return
 		}
-		if err := decodeBody(r, &req); err != nil {
-			return state.Entry{}, err
+		res.Error = clip(fmt.Sprintf("%s %q: no such operation", r.Method, r.URL.EscapedPath()))
+		writeJSON(w, http.StatusNotFound, res)
+	}
+	mux.HandleFunc("/", unknown)
+	// The mux would redirect a path that is not clean ("/v1//objects/put",
+	// "/v1/x/../objects/put"): it names no operation either.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cleanPath(r.URL.Path) != r.URL.Path {
+			unknown(w, r)
+			return
 		}
-		if req.Endpoint == "" {
-			return state.Entry{}, fmt.Errorf("%w: endpoint required", state.ErrMalformed)
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is the path the mux would redirect p to (p itself when clean).
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
+// segmentEntry decodes a mount or update request and validates the entry it
+// makes exactly as the state will (DecodeSegment), before it is submitted.
+func segmentEntry(r *http.Request, build func(state.Segment) state.Entry) (state.Entry, error) {
+	var seg state.Segment
+	if err := decodeBody(r, &seg); err != nil {
+		return state.Entry{}, err
+	}
+	for _, f := range []struct{ name, v string }{{"endpoint", seg.Endpoint}, {"name", seg.Name}, {"file_path", seg.FilePath}} {
+		if len(f.v) > MaxStringBytes {
+			return state.Entry{}, fmt.Errorf("%w: %s longer than %d bytes", state.ErrMalformed, f.name, MaxStringBytes)
 		}
-		return state.UnmountSegment(req.Endpoint), nil
-	}))
-	mux.HandleFunc("GET /v1/objects/get", m.handleGet)
-	mux.HandleFunc("GET /v1/state", m.handleState)
-	mux.HandleFunc("GET /healthz", m.handleHealth)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
-	return mux
+	}
+	e := build(seg)
+	if _, err := state.DecodeSegment(e.Key, e.Payload); err != nil {
+		return state.Entry{}, err
+	}
+	return e, checkPayload(e)
+}
+
+// checkPayload refuses an entry whose persisted payload is over MaxPayloadBytes.
+func checkPayload(e state.Entry) error {
+	if len(e.Payload) > MaxPayloadBytes {
+		return fmt.Errorf("%w: %s payload of %d bytes once encoded, at most %d", errTooLarge, e.Op, len(e.Payload), MaxPayloadBytes)
+	}
+	return nil
+}
+
+// checkRef checks an object reference's bounds, then its tenant against the
+// configured tenants.
+func (m *Master) checkRef(ref ObjectRef) error {
+	if err := ref.check(); err != nil {
+		return err
+	}
+	if len(m.cfg.Tenants) > 0 && !slices.Contains(m.cfg.Tenants, ref.Tenant) {
+		return fmt.Errorf("%w: %q is not one of the configured tenants", errUnknownTenant, clip(ref.Tenant))
+	}
+	return nil
 }
 
 // ObjectRef names an object in a request.
@@ -97,40 +222,70 @@ type MutationResponse struct {
 	Leader  string `json:"leader,omitempty"`
 }
 
+// check validates a put's fields other than the object reference, before
+// the allocator is asked for anything.
+func (req *PutRequest) check() error {
+	switch {
+	case req.Size == 0:
+		return fmt.Errorf("%w: size must be > 0", state.ErrMalformed)
+	case len(req.ClientID) > MaxStringBytes || len(req.GroupID) > MaxStringBytes:
+		return fmt.Errorf("%w: client_id or group_id longer than %d bytes", state.ErrMalformed, MaxStringBytes)
+	case len(req.Replicas) > MaxReplicas:
+		return fmt.Errorf("%w: %d replicas, at most %d", state.ErrMalformed, len(req.Replicas), MaxReplicas)
+	case req.ReplicaCount < 0 || req.ReplicaCount > MaxReplicaCount:
+		return fmt.Errorf("%w: replica_count %d: want 0..%d", state.ErrMalformed, req.ReplicaCount, MaxReplicaCount)
+	}
+	for i, r := range req.Replicas {
+		if len(r.Segment) > MaxStringBytes {
+			return fmt.Errorf("%w: replica %d: segment longer than %d bytes", state.ErrMalformed, i, MaxStringBytes)
+		}
+	}
+	return nil
+}
+
 func (m *Master) handlePut(w http.ResponseWriter, r *http.Request) {
+	// placed is what the allocator reserved for this request: given back
+	// when the put definitely failed, so refused puts cannot use up the
+	// segments.
+	var placed []state.Replica
+	var gen uint64
 	m.mutation("put", func(r *http.Request) (state.Entry, error) {
 		var req PutRequest
 		if err := decodeBody(r, &req); err != nil {
 			return state.Entry{}, err
 		}
+		if err := m.checkRef(req.ObjectRef); err != nil {
+			return state.Entry{}, err
+		}
 		if err := req.check(); err != nil {
 			return state.Entry{}, err
 		}
-		if req.Size == 0 {
-			return state.Entry{}, fmt.Errorf("%w: size must be > 0", state.ErrMalformed)
-		}
 		obj := state.Object{ClientID: req.ClientID, Size: req.Size, Replicas: req.Replicas, GroupID: req.GroupID, DataType: req.DataType, HardPinned: req.HardPinned}
 		if len(obj.Replicas) == 0 {
-			n := req.ReplicaCount
-			if n <= 0 {
-				n = 1
-			}
-			if n > 16 {
-				return state.Entry{}, fmt.Errorf("%w: replica_count %d > 16", state.ErrMalformed, n)
-			}
+			n := max(req.ReplicaCount, 1)
+			gen = m.alloc.generation()
 			reps, err := m.alloc.place(m.memorySegments(), req.Tenant, req.Key, req.Size, n)
 			if err != nil {
 				return state.Entry{}, err
 			}
-			obj.Replicas = reps
+			obj.Replicas, placed = reps, reps
 		}
-		return state.PutEnd(req.Tenant, req.Key, obj), nil
+		e := state.PutEnd(req.Tenant, req.Key, obj)
+		if _, err := state.DecodeObject(e.Payload); err != nil {
+			return state.Entry{}, err
+		}
+		return e, checkPayload(e)
+	}, func(outcome string) {
+		if outcome == OutcomeFailed && placed != nil {
+			m.alloc.release(placed, gen)
+		}
 	})(w, r)
 }
 
 // mutation wraps a request decoder into a handler that submits the entry to
-// the group committer and answers with the outcome.
-func (m *Master) mutation(op string, build func(*http.Request) (state.Entry, error)) http.HandlerFunc {
+// the group committer and answers with the outcome. build validates the whole
+// request before anything is submitted; done (may be nil) is told the outcome.
+func (m *Master) mutation(op string, build func(*http.Request) (state.Entry, error), done func(outcome string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !m.isServing() {
 			m.notPrimary(w, op)
@@ -146,12 +301,15 @@ func (m *Master) mutation(op string, build func(*http.Request) (state.Entry, err
 		status := http.StatusOK
 		if err != nil {
 			rule := classify(err)
-			res = MutationResponse{Outcome: rule.outcome, Code: rule.code, Error: err.Error()}
+			res = MutationResponse{Outcome: rule.outcome, Code: rule.code, Error: clip(err.Error())}
 			status = rule.status
 			if rule.code == "not_primary" || rule.code == "not_serving" {
 				res.Leader = m.leader()
 			}
 			m.m.commitFailures.WithLabelValues(rule.code).Inc()
+		}
+		if done != nil {
+			done(res.Outcome)
 		}
 		m.m.requests.WithLabelValues(op, res.Outcome).Inc()
 		writeJSON(w, status, res)
@@ -184,8 +342,10 @@ func (m *Master) notPrimary(w http.ResponseWriter, op string) {
 // no newer primary can have acknowledged a write this state lacks.
 func (m *Master) handleGet(w http.ResponseWriter, r *http.Request) {
 	ref := ObjectRef{Tenant: r.URL.Query().Get("tenant"), Key: r.URL.Query().Get("key")}
-	if err := ref.check(); err != nil {
-		writeJSON(w, http.StatusBadRequest, MutationResponse{Outcome: OutcomeFailed, Code: "malformed", Error: err.Error()})
+	if err := m.checkRef(ref); err != nil {
+		rule := classify(err)
+		m.m.requests.WithLabelValues("get", OutcomeFailed).Inc()
+		writeJSON(w, rule.status, MutationResponse{Outcome: OutcomeFailed, Code: rule.code, Error: clip(err.Error())})
 		return
 	}
 	m.roleMu.Lock()
@@ -291,22 +451,41 @@ func (m *Master) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, h)
 }
 
-// decodeBody decodes a bounded JSON body strictly (no unknown fields, one value).
+// decodeBody decodes a bounded JSON body strictly (no unknown fields, one
+// value): a body over MaxRequestBytes is errTooLarge, anything else wrong
+// state.ErrMalformed.
 func decodeBody(r *http.Request, v any) error {
+	if r.ContentLength > MaxRequestBytes {
+		return fmt.Errorf("%w: request body of %d bytes, at most %d", errTooLarge, r.ContentLength, MaxRequestBytes)
+	}
 	body := http.MaxBytesReader(nil, r.Body, MaxRequestBytes)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	overLimit := func(err error) bool {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: request body over %d bytes", state.ErrMalformed, MaxRequestBytes)
+		return errors.As(err, &mbe)
+	}
+	if err := dec.Decode(v); err != nil {
+		if overLimit(err) {
+			return fmt.Errorf("%w: request body over %d bytes", errTooLarge, MaxRequestBytes)
 		}
-		return fmt.Errorf("%w: request body: %v", state.ErrMalformed, err)
+		return fmt.Errorf("%w: request body: %w", state.ErrMalformed, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		if overLimit(err) {
+			return fmt.Errorf("%w: request body over %d bytes", errTooLarge, MaxRequestBytes)
+		}
 		return fmt.Errorf("%w: request body: trailing data", state.ErrMalformed)
 	}
 	return nil
+}
+
+// clip bounds a text that may quote a request.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxErrorText], "") + "…"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
+	"github.com/oplogha/oplogha/impl/state"
 )
 
 // Config is the master's configuration. Every key is a YAML key of the
@@ -73,6 +74,8 @@ type Config struct {
 	AllowLocalStoreInProduction bool   `yaml:"allow_local_store_in_production" help:"accept local_store_dir in production: it is an explicitly shared filesystem"`
 
 	LogLevel string `yaml:"log_level" help:"debug | info | warn | error"`
+
+	Tenants []string `yaml:"tenants" help:"the tenants the client API accepts; empty: every tenant"`
 }
 
 // DefaultConfig has the RFC defaults: snapshots, GC and pruning off.
@@ -258,6 +261,7 @@ func (c Config) Validate() []error {
 		bad("environment: %q: want production or development", c.Environment)
 	}
 	errs = append(errs, c.validateLegacyImport()...)
+	errs = append(errs, c.validateTenants()...)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -438,4 +442,21 @@ func (c Config) nodeID() string {
 		return c.NodeID
 	}
 	return c.Listen
+}
+
+// validateTenants checks the tenants list: each name within the key bound,
+// none twice. The empty tenant is accepted only when listed (YAML: "").
+func (c Config) validateTenants() []error {
+	var errs []error
+	seen := make(map[string]bool, len(c.Tenants))
+	for _, t := range c.Tenants {
+		switch {
+		case len(t) > state.MaxKeyBytes:
+			errs = append(errs, fmt.Errorf("tenants: a name of %d bytes: at most %d", len(t), state.MaxKeyBytes))
+		case seen[t]:
+			errs = append(errs, fmt.Errorf("tenants: %q listed twice", t))
+		}
+		seen[t] = true
+	}
+	return errs
 }

@@ -38,6 +38,8 @@ var codeRules = []codeRule{
 	{state.ErrSegmentExists, "segment_exists", http.StatusConflict, OutcomeFailed},
 	{state.ErrSegmentNotFound, "segment_not_found", http.StatusNotFound, OutcomeFailed},
 	{state.ErrSegmentMismatch, "segment_mismatch", http.StatusUnprocessableEntity, OutcomeFailed},
+	{errTooLarge, "too_large", http.StatusRequestEntityTooLarge, OutcomeFailed},
+	{errUnknownTenant, "unknown_tenant", http.StatusForbidden, OutcomeFailed},
 	{state.ErrMalformed, "malformed", http.StatusBadRequest, OutcomeFailed},
 	{state.ErrUnknownOp, "unknown_op", http.StatusBadRequest, OutcomeFailed},
 	{state.ErrDiscontinuous, "discontinuous", http.StatusInternalServerError, OutcomeUnknown},
