@@ -61,12 +61,15 @@ vet:
 
 ## fuzz: every Fuzz target for FUZZTIME each (default 60s)
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	@set -e; pkgs=$$($(GO) list ./...); n=0; \
+	for pkg in $$pkgs; do \
+	  fs=$$($(GO) test -list '^Fuzz' $$pkg) || { echo "fuzz: cannot list $$pkg"; exit 1; }; \
+	  for f in $$(echo "$$fs" | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; n=$$((n+1)); \
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg; \
 	  done; \
-	done
+	done; \
+	test $$n -gt 0 || { echo "fuzz: no target found"; exit 1; }; echo "fuzz: $$n targets, $(FUZZTIME) each, no crash"
 
 ## bench: benchmarks against their baselines on real etcd and versitygw, each
 ## group in its own process; table in artifacts/bench/results.md (+ .json)
