@@ -96,6 +96,7 @@ var Kinds = map[string]string{
 	"corrupt-pointer":  "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
 	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
+	"garbage":          "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, snapshot/writer|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes a stray writer or leader key; pointers and objects have no heal (a publication repairs)",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder): the holder's next pointer CAS must fail; no heal",
 	"compact-defrag":   "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member in turn and disarm any alarm (the run keeps the history first); no heal",
@@ -109,7 +110,10 @@ type Injected struct {
 	// Revisions are the etcd revisions the fault wrote itself, so audits of
 	// the MVCC history can tell injected corruption from the system's writes.
 	Revisions []int64
-	heal      func(ctx context.Context) error
+	// HealRevisions are the etcd revisions its heal wrote (a garbage record
+	// restored or a stray key deleted): the harness's writes too.
+	HealRevisions []int64
+	heal          func(ctx context.Context) error
 }
 
 // Heal undoes the fault (a no-op for faults with nothing to undo).
@@ -157,6 +161,13 @@ func (s Spec) Validate() error {
 	case "corrupt-snapshot":
 		if s.Target != "latest" && s.Target != "fallback" {
 			return fmt.Errorf("corrupt-snapshot: target %q: want latest or fallback", s.Target)
+		}
+	case "garbage":
+		if _, err := ParseGarbageTarget(s.Target); err != nil {
+			return err
+		}
+		if _, err := garbageForm(s); err != nil {
+			return err
 		}
 	case "corrupt-batch":
 		if s.Target != "first" && s.Target != "last" {
@@ -252,6 +263,10 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			in.Revisions = append(in.Revisions, rev)
 		}
 		in.Targets = slots
+	case "garbage":
+		if err := injectGarbage(ctx, env, s, in); err != nil {
+			return nil, err
+		}
 	case "corrupt-snapshot":
 		target, err := corruptSnapshot(ctx, env, s.Target)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -74,4 +75,43 @@ func ResolveLinks(ctx context.Context, env Env, s Spec) ([]string, error) {
 		return nil, fmt.Errorf("%w: no link matches %q (links: %s)", ErrUnavailable, pattern, strings.Join(env.Links(), ", "))
 	}
 	return out, nil
+}
+
+// GarbageTarget is what a garbage fault overwrites: one etcd key of the
+// contract (Key, a namespace suffix; for batches Batch says which) or one
+// object of the snapshot a pointer slot names (Slot and Object).
+type GarbageTarget struct {
+	Key    string // "/durable_prefix", "/producer_view", "/leader", "/snapshot/…", "/batches"
+	Batch  string // first | last | suffix | a batch id
+	Slot   string // latest | fallback
+	Object string // chunk | segments.bin | manifest.json | descriptor.json
+}
+
+// GarbageKeys are the etcd keys of the contract a garbage fault can overwrite
+// (besides batches/first|last|suffix|<id>).
+var GarbageKeys = []string{"durable_prefix", "producer_view", "leader", "snapshot/writer", "snapshot/latest", "snapshot/fallback", "snapshot/compaction_floor"}
+
+// GarbageObjects are the object kinds of a published snapshot.
+var GarbageObjects = []string{"chunk", "segments.bin", "manifest.json", "descriptor.json"}
+
+// ParseGarbageTarget resolves a garbage fault's target name; an unknown one
+// is an error that lists every target.
+func ParseGarbageTarget(target string) (GarbageTarget, error) {
+	if slices.Contains(GarbageKeys, target) {
+		return GarbageTarget{Key: "/" + target}, nil
+	}
+	if which, ok := strings.CutPrefix(target, "batches/"); ok {
+		switch which {
+		case "first", "last", "suffix":
+			return GarbageTarget{Key: "/batches", Batch: which}, nil
+		}
+		if id, err := strconv.ParseUint(which, 10, 64); err == nil && id > 0 {
+			return GarbageTarget{Key: "/batches", Batch: which}, nil
+		}
+	}
+	if slot, obj, ok := strings.Cut(target, "/"); ok && (slot == "latest" || slot == "fallback") && slices.Contains(GarbageObjects, obj) {
+		return GarbageTarget{Slot: slot, Object: obj}, nil
+	}
+	return GarbageTarget{}, fmt.Errorf("garbage: target %q: want an etcd key (%s, batches/first|last|suffix|<id>) or an object of a pointer's snapshot ({latest|fallback}/{%s})",
+		target, strings.Join(GarbageKeys, ", "), strings.Join(GarbageObjects, "|"))
 }

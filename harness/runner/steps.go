@@ -13,8 +13,11 @@ import (
 	"sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -30,7 +33,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 	case "wait":
 		return r.wait(ctx, st.Wait)
 	case "fault":
-		in, err := faults.Inject(ctx, r.env, *st.Fault)
+		in, err := faults.Inject(ctx, faultEnv{r.env, r}, *st.Fault)
 		name := st.As
 		if name == "" {
 			name = fmt.Sprintf("step-%d", st.Line)
@@ -64,6 +67,44 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 	return fmt.Errorf("unknown step kind %q", st.Kind())
 }
 
+// faultEnv is the run's Env plus the keys only the runner's own etcd client
+// reaches (faults.KeyEnv): deleting a stray key, finding the election's leader key.
+type faultEnv struct {
+	*runtime.Env
+	r *run
+}
+
+var _ faults.KeyEnv = faultEnv{}
+
+func (e faultEnv) EtcdDelete(ctx context.Context, suffix string) (int64, error) {
+	cli, ks, err := e.r.etcd()
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	resp, err := cli.Delete(ctx, ks.Root()+suffix)
+	if err != nil {
+		return 0, fmt.Errorf("delete %s: %w", suffix, err)
+	}
+	return resp.Header.Revision, nil
+}
+
+func (e faultEnv) EtcdOldest(ctx context.Context, prefix string) (string, []byte, error) {
+	cli, ks, err := e.r.etcd()
+	if err != nil {
+		return "", nil, err
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, ks.Root()+prefix, clientv3.WithFirstCreate()...)
+	if err != nil {
+		return "", nil, fmt.Errorf("read %s: %w", prefix, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return "", nil, nil
+	}
+	return strings.TrimPrefix(string(resp.Kvs[0].Key), ks.Root()), resp.Kvs[0].Value, nil
+}
+
 func joinTargets(ts []string) string {
 	if len(ts) <= 3 {
 		return fmt.Sprint(ts)
@@ -77,7 +118,11 @@ func (r *run) heal(ctx context.Context, name string) error {
 		return fmt.Errorf("no active fault %q", name)
 	}
 	err := in.Heal(ctx)
-	r.events.add("heal", in.Spec.Kind, joinTargets(in.Targets), name, err == nil)
+	if err == nil && len(in.HealRevisions) > 0 {
+		r.events.addRevisions("heal", in.Spec.Kind, joinTargets(in.Targets), name, in.HealRevisions)
+	} else {
+		r.events.add("heal", in.Spec.Kind, joinTargets(in.Targets), name, err == nil)
+	}
 	delete(r.injected, name)
 	r.healed[name] = in
 	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })

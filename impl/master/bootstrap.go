@@ -53,6 +53,9 @@ func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
 	}
 	tmp := state.New()
 	head, err := r.ReadAll(ctx, tmp.Apply)
+	if err == nil {
+		err = m.checkFencing(ctx, head)
+	}
 	if err != nil {
 		if len(tried) > 0 {
 			err = fmt.Errorf("%w (after: %s)", err, strings.Join(tried, "; "))
@@ -64,6 +67,23 @@ func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
 		info.Source = "empty"
 	}
 	return m.install(tmp, head, info, ""), nil
+}
+
+// checkFencing is the complete-OpLog fallback's last condition (RFC
+// "Complete OpLog Fallback": producer view/fencing data is valid): once a
+// durable prefix exists, the producer view must be there and canonical.
+// Garbage in it is never read as "no view yet": a node that cannot know the
+// fencing state stays non-serving and non-promotable.
+func (m *Master) checkFencing(ctx context.Context, head oplog.Head) error {
+	view, err := oplog.ReadProducerView(ctx, m.cli, m.ks)
+	if err != nil {
+		return fmt.Errorf("complete OpLog recovery: %w", err)
+	}
+	if head.Present && view == 0 {
+		return fmt.Errorf("complete OpLog recovery: %w", &oplog.RecordError{Key: m.ks.ProducerView(),
+			Err: fmt.Errorf("%w: absent while the durable prefix is at batch %d", oplog.ErrMalformed, head.Prefix.BatchID)})
+	}
+	return nil
 }
 
 // restore loads the snapshot a pointer names and checks every duplicated

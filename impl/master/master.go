@@ -166,14 +166,24 @@ func (m *Master) Run(ctx context.Context) error {
 			sleep(ctx, time.Second)
 			continue
 		}
-		m.primaryTerm(ctx, term)
+		served := m.primaryTerm(ctx, term)
 		if m.refused != nil {
 			return fmt.Errorf("legacy import refused: %w", m.refused)
+		}
+		if !served {
+			// A promotion that failed (a record it cannot read, a gap) fails
+			// the same way until someone repairs it: campaigning again at
+			// once would loop, claiming a new producer view each time.
+			sleep(ctx, promotionRetry)
 		}
 	}
 	m.log.Info("stopped", "phase", "stop")
 	return nil
 }
+
+// promotionRetry is how long a node whose promotion failed waits before it
+// campaigns again (it resigned: another node may win meanwhile).
+const promotionRetry = time.Second
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

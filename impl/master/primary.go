@@ -14,8 +14,9 @@ import (
 // election lease is lost, the writer is fenced or meets an unknown outcome,
 // or ctx ends. Promotion claims a higher producer view first (fencing any
 // older primary), then completes the state to the durable prefix, and only
-// then serves. It never waits for snapshot or object-store work.
-func (m *Master) primaryTerm(ctx context.Context, t *term) {
+// then serves. It never waits for snapshot or object-store work. It reports
+// whether the node served at all (false: the promotion failed).
+func (m *Master) primaryTerm(ctx context.Context, t *term) bool {
 	defer t.sess.Close()
 	m.setRole(RolePromoting)
 	m.log.Info("elected", "phase", "promote", "cursor", m.cursor().String())
@@ -29,7 +30,7 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) {
 		if errors.As(err, &r) {
 			m.refused = r.err
 		}
-		return
+		return false
 	}
 	hit(fpPromoteBeforeServe)
 	m.roleMu.Lock()
@@ -50,6 +51,7 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) {
 	case <-ctx.Done():
 	}
 	m.endTerm(t, reason)
+	return true
 }
 
 func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, error) {

@@ -1,0 +1,481 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// KeyEnv is an Env that also reaches what EtcdGet and EtcdPut cannot: it
+// deletes a key of the namespace and finds the key under a prefix with the
+// lowest create revision (the election's leader). The garbage kind needs it
+// for the leader target and to heal garbage left in keys that only a lease
+// removes (snapshot/writer, leader); without it those are unavailable.
+type KeyEnv interface {
+	Env
+	EtcdDelete(ctx context.Context, suffix string) (revision int64, err error)
+	EtcdOldest(ctx context.Context, prefix string) (suffix string, value []byte, err error)
+}
+
+// Garbage forms: how a record is replaced by bytes that are not a valid record.
+const (
+	// FormRandom: bytes drawn from the run's seed (an object keeps its
+	// length, so only its checksum can tell; a key gets 16–63 bytes whose
+	// first byte is not ASCII, so never JSON nor a decimal).
+	FormRandom = "random"
+	// FormTruncated: the valid record cut to its first half (a decimal, whose
+	// prefixes are decimals too, is cut to nothing).
+	FormTruncated = "truncated"
+	// FormWrongFields: well-formed in its container with the wrong fields —
+	// a JSON record with one top-level field renamed (a required field gone,
+	// an unknown one there); a batch record with its first entry's key
+	// changed under the old checksum (canonical, well-typed, only the
+	// checksum can tell); the producer view as a JSON object; a writer token
+	// of a node that does not exist; an object of a snapshot replaced by the
+	// same-named object of the other pointer's snapshot (well-formed and
+	// internally valid, but another snapshot's), or, when there is none that
+	// differs, a renamed field (JSON) or one flipped byte (binary).
+	FormWrongFields = "wrong-fields"
+)
+
+// GarbageForms lists the forms; a spec without attrs.form draws one from the run's seed.
+var GarbageForms = []string{FormRandom, FormTruncated, FormWrongFields}
+
+func garbageForm(s Spec) (string, error) {
+	for k := range s.Attrs {
+		if k != "form" {
+			return "", fmt.Errorf("garbage: attrs.%s: only attrs.form is known", k)
+		}
+	}
+	v, ok := s.Attrs["form"]
+	if !ok {
+		return "", nil
+	}
+	f, _ := v.(string)
+	for _, g := range GarbageForms {
+		if f == g {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("garbage: attrs.form %v: want random, truncated or wrong-fields (or none: a seeded choice)", v)
+}
+
+// injectGarbage overwrites the target with garbage and sets how to heal.
+func injectGarbage(ctx context.Context, env Env, s Spec, in *Injected) error {
+	t, err := ParseGarbageTarget(s.Target)
+	if err != nil {
+		return err
+	}
+	form, err := garbageForm(s)
+	if err != nil {
+		return err
+	}
+	rnd := env.Rand()
+	if form == "" {
+		form = GarbageForms[rnd.IntN(len(GarbageForms))]
+	}
+	if t.Object != "" {
+		desc, err := garbageObject(ctx, env, rnd, t, form)
+		if err != nil {
+			return err
+		}
+		in.Targets = []string{desc}
+		return nil
+	}
+	return garbageKey(ctx, env, rnd, t, form, in)
+}
+
+// garbageKey overwrites one etcd key of the contract.
+func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, form string, in *Injected) error {
+	suffix := t.Key
+	var orig []byte
+	var err error
+	note := ""
+	switch {
+	case t.Key == "/leader":
+		ke, ok := env.(KeyEnv)
+		if !ok {
+			return fmt.Errorf("%w: the leader target needs an environment that lists the election prefix", ErrUnavailable)
+		}
+		suffix, orig, err = ke.EtcdOldest(ctx, "/leader/")
+		if err != nil {
+			return fmt.Errorf("find the leader key: %w", err)
+		}
+		if orig == nil {
+			return fmt.Errorf("%w: no leader key in the election prefix", ErrUnavailable)
+		}
+		note = " (now detached from its session's lease)"
+	case t.Batch != "":
+		id, err := garbageBatchID(ctx, env, t.Batch)
+		if err != nil {
+			return err
+		}
+		suffix = fmt.Sprintf("/batches/%020d", id)
+		if orig, err = env.EtcdGet(ctx, suffix); err != nil {
+			return err
+		}
+		if orig == nil {
+			return fmt.Errorf("%w: batch %d is not in the OpLog", ErrUnavailable, id)
+		}
+	case t.Key == "/snapshot/writer":
+		// Strongest when a holder is mid-attempt: its CAS must then fail.
+		// Wait a little for one; with none, the empty slot gets the garbage.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if orig, err = env.EtcdGet(ctx, suffix); err != nil {
+				return err
+			}
+			if orig != nil || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if orig == nil {
+			note = " (no holder: written into the empty slot)"
+		} else {
+			note = " (over the holder's token " + string(orig) + ")"
+		}
+	default:
+		if orig, err = env.EtcdGet(ctx, suffix); err != nil {
+			return err
+		}
+		if orig == nil {
+			return fmt.Errorf("%w: no %s to overwrite", ErrUnavailable, suffix[1:])
+		}
+	}
+	garbage, err := keyGarbage(rnd, t, form, orig)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(garbage, orig) {
+		return fmt.Errorf("garbage for %s equals its value", suffix)
+	}
+	rev, err := env.EtcdPut(ctx, suffix, garbage)
+	if err != nil {
+		return err
+	}
+	in.Revisions = append(in.Revisions, rev)
+	in.Targets = []string{fmt.Sprintf("%s %s: %s%s", suffix[1:], form, quote(garbage), note)}
+	switch t.Key {
+	case "/snapshot/latest", "/snapshot/fallback":
+		// No heal: a newer publication repairs a pointer slot.
+	case "/snapshot/writer", "/leader":
+		// Only a lease removes these keys, and the put detached it: the
+		// operator's repair is deleting the stray key.
+		in.heal = func(ctx context.Context) error {
+			ke, ok := env.(KeyEnv)
+			if !ok {
+				return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, suffix[1:])
+			}
+			if err := stillGarbage(ctx, env, suffix, garbage); err != nil {
+				return err
+			}
+			rev, err := ke.EtcdDelete(ctx, suffix)
+			if err != nil {
+				return err
+			}
+			in.HealRevisions = append(in.HealRevisions, rev)
+			return nil
+		}
+	default:
+		// The operator's repair: the record as it was (nothing can have
+		// moved it meanwhile: every writer compares the raw value).
+		in.heal = func(ctx context.Context) error {
+			if err := stillGarbage(ctx, env, suffix, garbage); err != nil {
+				return err
+			}
+			rev, err := env.EtcdPut(ctx, suffix, orig)
+			if err != nil {
+				return err
+			}
+			in.HealRevisions = append(in.HealRevisions, rev)
+			return nil
+		}
+	}
+	return nil
+}
+
+func stillGarbage(ctx context.Context, env Env, suffix string, garbage []byte) error {
+	cur, err := env.EtcdGet(ctx, suffix)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(cur, garbage) {
+		return fmt.Errorf("%s no longer holds the garbage written (now %s): not repaired", suffix[1:], quote(cur))
+	}
+	return nil
+}
+
+// garbageBatchID resolves first, last, suffix (the first batch after the
+// latest pointer's cursor: needed by every recovery path) or a batch id.
+func garbageBatchID(ctx context.Context, env Env, which string) (uint64, error) {
+	switch which {
+	case "first":
+		return 1, nil
+	case "last":
+		raw, err := env.EtcdGet(ctx, "/durable_prefix")
+		if err != nil {
+			return 0, err
+		}
+		var p struct {
+			BatchID uint64 `json:"batch_id"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil || p.BatchID == 0 {
+			return 0, fmt.Errorf("%w: no durable batch", ErrUnavailable)
+		}
+		return p.BatchID, nil
+	case "suffix":
+		raw, err := env.EtcdGet(ctx, "/snapshot/latest")
+		if err != nil {
+			return 0, err
+		}
+		var p struct {
+			BatchID uint64 `json:"last_included_batch_id"`
+		}
+		if raw == nil || json.Unmarshal(raw, &p) != nil || p.BatchID == 0 {
+			return 0, fmt.Errorf("%w: batches/suffix needs a readable latest pointer", ErrUnavailable)
+		}
+		return p.BatchID + 1, nil
+	}
+	return strconv.ParseUint(which, 10, 64)
+}
+
+// keyGarbage makes the garbage for one key's value.
+func keyGarbage(rnd *rand.Rand, t GarbageTarget, form string, orig []byte) ([]byte, error) {
+	switch form {
+	case FormRandom:
+		b := make([]byte, 16+rnd.IntN(48))
+		fill(rnd, b)
+		b[0] |= 0x80
+		return b, nil
+	case FormTruncated:
+		if t.Key == "/producer_view" {
+			return []byte{}, nil
+		}
+		return bytes.Clone(orig[:len(orig)/2]), nil
+	}
+	switch {
+	case t.Key == "/producer_view":
+		return fmt.Appendf(nil, `{"producer_view":%s}`, orig), nil
+	case t.Key == "/snapshot/writer":
+		return fmt.Appendf(nil, "ghost-node/%x/%024x", rnd.Int64(), rnd.Uint64()), nil
+	case t.Key == "/leader":
+		v, err := json.Marshal(map[string]string{"leader": string(orig)})
+		return v, err
+	case t.Batch != "":
+		return batchWrongFields(orig)
+	}
+	return renameField(rnd, orig)
+}
+
+// batchWrongFields changes the key of a batch record's first entry and
+// keeps its checksum: still canonical JSON of the right shape.
+func batchWrongFields(orig []byte) ([]byte, error) {
+	var rec []json.RawMessage
+	if err := json.Unmarshal(orig, &rec); err != nil || len(rec) != 6 {
+		return nil, fmt.Errorf("batch record is not a six-element array: %s", quote(orig))
+	}
+	var entries [][]json.RawMessage
+	if err := json.Unmarshal(rec[4], &entries); err != nil || len(entries) == 0 || len(entries[0]) != 4 {
+		return nil, fmt.Errorf("batch record has no entry to change: %s", quote(orig))
+	}
+	var key string
+	if err := json.Unmarshal(entries[0][2], &key); err != nil {
+		return nil, fmt.Errorf("batch entry key: %w", err)
+	}
+	k, err := marshalCompact(key + "-garbage")
+	if err != nil {
+		return nil, err
+	}
+	entries[0][2] = k
+	if rec[4], err = marshalCompact(entries); err != nil {
+		return nil, err
+	}
+	return marshalCompact(rec)
+}
+
+func marshalCompact(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// renameField renames one top-level field (a seeded choice) of a JSON
+// object, leaving every other byte as it was.
+func renameField(rnd *rand.Rand, orig []byte) ([]byte, error) {
+	if t := bytes.TrimSpace(orig); len(t) == 0 || t[0] != '{' {
+		return nil, fmt.Errorf("not a JSON object: %s", quote(orig))
+	}
+	dec := json.NewDecoder(bytes.NewReader(orig))
+	var ends []int64 // offset just past each top-level key's closing quote
+	depth, wantKey := 0, false
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("not JSON: %w", err)
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				depth++
+			} else {
+				depth--
+			}
+			// Entering the top object, or a nested value just ended: a key follows.
+			wantKey = depth == 1
+			continue
+		case string:
+			if depth == 1 && wantKey {
+				ends = append(ends, dec.InputOffset())
+				wantKey = false
+				continue
+			}
+		}
+		if depth == 1 {
+			wantKey = true // a value at the top level ends; a key follows
+		}
+	}
+	if len(ends) == 0 {
+		return nil, fmt.Errorf("no top-level field to rename in %s", quote(orig))
+	}
+	at := ends[rnd.IntN(len(ends))] - 1 // the key's closing quote
+	out := append(bytes.Clone(orig[:at]), "_garbage"...)
+	return append(out, orig[at:]...), nil
+}
+
+// garbageObject overwrites one object of the snapshot a pointer names, in
+// the file behind the S3 server.
+func garbageObject(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, form string) (string, error) {
+	prefix, id, err := pointerPrefix(ctx, env, t.Slot)
+	if err != nil {
+		return "", err
+	}
+	rel := t.Object
+	if t.Object == "chunk" {
+		dir, err := env.StoreFile(path.Join(prefix, "chunks") + "/")
+		if err != nil {
+			return "", err
+		}
+		chunks, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
+		if len(chunks) == 0 {
+			return "", fmt.Errorf("%w: snapshot %s has no chunk on disk", ErrUnavailable, id)
+		}
+		sort.Strings(chunks)
+		rel = "chunks/" + filepath.Base(chunks[rnd.IntN(len(chunks))])
+	}
+	file, err := env.StoreFile(path.Join(prefix, rel))
+	if err != nil {
+		return "", err
+	}
+	orig, err := os.ReadFile(file)
+	if os.IsNotExist(err) {
+		return "", fmt.Errorf("%w: %s/%s is not on disk", ErrUnavailable, id, rel)
+	}
+	if err != nil {
+		return "", err
+	}
+	var garbage []byte
+	how := form
+	switch form {
+	case FormRandom:
+		garbage = make([]byte, max(len(orig), 1))
+		fill(rnd, garbage)
+		garbage[0] |= 0x80
+	case FormTruncated:
+		garbage = bytes.Clone(orig[:len(orig)/2])
+	case FormWrongFields:
+		garbage, how, err = objectWrongFields(ctx, env, rnd, t, rel, orig)
+		if err != nil {
+			return "", err
+		}
+	}
+	if bytes.Equal(garbage, orig) {
+		return "", fmt.Errorf("garbage for %s/%s equals its content", id, rel)
+	}
+	// Same file, truncated and rewritten: the server's metadata (its stored
+	// checksum) stays as it was, as it would for rot behind its back.
+	if err := os.WriteFile(file, garbage, 0o644); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s %s/%s %s (%d bytes, was %d)", t.Slot, id, rel, how, len(garbage), len(orig)), nil
+}
+
+// objectWrongFields is the other pointer's snapshot's same-named object
+// when it exists and differs; else a renamed field (JSON) or a flipped byte.
+func objectWrongFields(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, rel string, orig []byte) ([]byte, string, error) {
+	other := "fallback"
+	if t.Slot == "fallback" {
+		other = "latest"
+	}
+	if prefix, id, err := pointerPrefix(ctx, env, other); err == nil {
+		if file, err := env.StoreFile(path.Join(prefix, rel)); err == nil {
+			if b, err := os.ReadFile(file); err == nil && len(b) > 0 && !bytes.Equal(b, orig) {
+				return b, "wrong-fields: " + other + " " + id + "'s " + rel, nil
+			}
+		}
+	}
+	if path.Ext(rel) == ".json" {
+		b, err := renameField(rnd, orig)
+		return b, "wrong-fields: a field renamed", err
+	}
+	if len(orig) == 0 {
+		return nil, "", fmt.Errorf("%w: %s is empty", ErrUnavailable, rel)
+	}
+	b := bytes.Clone(orig)
+	at := rnd.IntN(len(b))
+	b[at] ^= 0x01
+	return b, fmt.Sprintf("wrong-fields: byte %d flipped", at), nil
+}
+
+// pointerPrefix reads a pointer slot loosely: the object prefix it names.
+func pointerPrefix(ctx context.Context, env Env, slot string) (prefix, id string, err error) {
+	raw, err := env.EtcdGet(ctx, "/snapshot/"+slot)
+	if err != nil {
+		return "", "", err
+	}
+	var p struct {
+		ID     string `json:"snapshot_id"`
+		Prefix string `json:"object_prefix"`
+	}
+	if raw == nil || json.Unmarshal(raw, &p) != nil || p.Prefix == "" {
+		return "", "", fmt.Errorf("%w: the %s pointer names no snapshot", ErrUnavailable, slot)
+	}
+	return p.Prefix, p.ID, nil
+}
+
+func fill(rnd *rand.Rand, b []byte) {
+	for i := range b {
+		b[i] = byte(rnd.Uint32())
+	}
+}
+
+// quote shows a value for the timeline: Go-quoted (bytes escaped), capped.
+func quote(b []byte) string {
+	const limit = 96
+	s := []rune(strconv.Quote(string(b)))
+	if len(s) > limit {
+		return string(s[:limit]) + "…"
+	}
+	return string(s)
+}

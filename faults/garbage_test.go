@@ -1,0 +1,344 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// keyEnv is an in-memory namespace and a directory of objects: just what
+// the garbage kind reaches. Other Env methods are not called (nil embed).
+type keyEnv struct {
+	Env
+	kv    map[string][]byte
+	order []string // creation order, for EtcdOldest
+	rev   int64
+	dir   string
+	rnd   *rand.Rand
+}
+
+func newKeyEnv(t *testing.T, seed uint64) *keyEnv {
+	return &keyEnv{kv: map[string][]byte{}, dir: t.TempDir(), rnd: rand.New(rand.NewPCG(seed, seed))}
+}
+
+func (e *keyEnv) Rand() *rand.Rand { return e.rnd }
+
+func (e *keyEnv) EtcdGet(_ context.Context, suffix string) ([]byte, error) {
+	return bytes.Clone(e.kv[suffix]), nil
+}
+
+func (e *keyEnv) EtcdPut(_ context.Context, suffix string, v []byte) (int64, error) {
+	if _, ok := e.kv[suffix]; !ok {
+		e.order = append(e.order, suffix)
+	}
+	e.kv[suffix] = bytes.Clone(v)
+	e.rev++
+	return e.rev, nil
+}
+
+func (e *keyEnv) EtcdDelete(_ context.Context, suffix string) (int64, error) {
+	delete(e.kv, suffix)
+	e.rev++
+	return e.rev, nil
+}
+
+func (e *keyEnv) EtcdOldest(_ context.Context, prefix string) (string, []byte, error) {
+	for _, k := range e.order {
+		if v, ok := e.kv[k]; ok && strings.HasPrefix(k, prefix) {
+			return k, v, nil
+		}
+	}
+	return "", nil, nil
+}
+
+func (e *keyEnv) StoreFile(key string) (string, error) {
+	return filepath.Join(e.dir, filepath.FromSlash(key)), nil
+}
+
+var _ KeyEnv = (*keyEnv)(nil)
+
+func validPointer(t *testing.T, batch uint64, prefix string) []byte {
+	id := snapshot.NewID(batch, 0x1234).String()
+	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id, LastIncludedSeq: batch * 3, LastIncludedBatchID: batch,
+		ProducerViewVersion: 2, PayloadSize: 100, PayloadChecksum: snapshot.CRC64NVME(42), CreatedAtMS: 1700000000000, ObjectPrefix: prefix + "/" + id}
+	raw, err := p.Encode()
+	require.NoError(t, err)
+	return raw
+}
+
+// seedKeys puts one valid record in every key of the contract.
+func seedKeys(t *testing.T, e *keyEnv) {
+	ctx := context.Background()
+	put := func(k string, v []byte) {
+		_, err := e.EtcdPut(ctx, k, v)
+		require.NoError(t, err)
+	}
+	for id := uint64(1); id <= 4; id++ {
+		rec, err := oplog.EncodeBatch(state.Batch{ID: id, FirstSeq: id*3 - 2, LastSeq: id * 3, Entries: []state.Entry{
+			state.Remove("tenant", fmt.Sprintf("k%d-a", id)), state.Remove("tenant", fmt.Sprintf("k%d-b", id)), state.PutRevoke("tenant", fmt.Sprintf("k%d-c", id)),
+		}})
+		require.NoError(t, err)
+		put(fmt.Sprintf("/batches/%020d", id), rec)
+	}
+	put("/durable_prefix", oplog.DurablePrefix{BatchID: 4, LastSeq: 12}.Encode())
+	put("/producer_view", oplog.EncodeProducerView(7))
+	put("/leader/694d9a1b2c3d4e5f", []byte("http://127.0.0.1:4101"))
+	put("/leader/694d9a1b2c3d4e77", []byte("http://127.0.0.1:4102"))
+	put("/snapshot/writer", []byte("master-1/694d9a1b2c3d4e5f/0123456789abcdef01234567"))
+	put("/snapshot/latest", validPointer(t, 3, "snapshots/chaos"))
+	put("/snapshot/fallback", validPointer(t, 2, "snapshots/chaos"))
+	put("/snapshot/compaction_floor", oplog.Floor{BatchID: 2}.Encode())
+}
+
+// decoderFor is the implementation's own decoder for a key: every form of
+// garbage must be refused by it.
+func decoderFor(target string) func([]byte) error {
+	switch {
+	case target == "durable_prefix":
+		return func(b []byte) error { _, err := oplog.DecodeDurablePrefix(b); return err }
+	case target == "producer_view":
+		return func(b []byte) error { _, err := oplog.DecodeProducerView(b); return err }
+	case target == "snapshot/compaction_floor":
+		return func(b []byte) error { _, err := oplog.DecodeFloor(b); return err }
+	case target == "snapshot/latest" || target == "snapshot/fallback":
+		return func(b []byte) error { _, err := publish.DecodePointer(b); return err }
+	case strings.HasPrefix(target, "batches/"):
+		return func(b []byte) error { _, err := oplog.DecodeBatch(b); return err }
+	}
+	return nil
+}
+
+func TestGarbageTargetsAndFormsAreValidatedAtLoad(t *testing.T) {
+	for _, target := range append(append([]string{}, GarbageKeys...), "batches/first", "batches/last", "batches/suffix", "batches/17",
+		"latest/chunk", "latest/segments.bin", "fallback/manifest.json", "fallback/descriptor.json") {
+		require.NoError(t, Spec{Kind: "garbage", Target: target}.Validate(), target)
+		for _, f := range GarbageForms {
+			require.NoError(t, Spec{Kind: "garbage", Target: target, Attrs: map[string]any{"form": f}}.Validate(), target)
+		}
+	}
+	for _, target := range []string{"", "durable-prefix", "snapshot/legacy", "batches/0", "batches/next", "latest/payload", "both/chunk", "snapshot/latest/chunk"} {
+		err := Spec{Kind: "garbage", Target: target}.Validate()
+		require.ErrorContains(t, err, fmt.Sprintf("garbage: target %q: want", target))
+		require.ErrorContains(t, err, "snapshot/compaction_floor")
+		require.ErrorContains(t, err, "descriptor.json")
+	}
+	require.ErrorContains(t, Spec{Kind: "garbage", Target: "durable_prefix", Attrs: map[string]any{"form": "noise"}}.Validate(), "attrs.form noise")
+	require.ErrorContains(t, Spec{Kind: "garbage", Target: "durable_prefix", Attrs: map[string]any{"latency": 5}}.Validate(), "attrs.latency")
+}
+
+// Every form on every key: the value changes to something the
+// implementation's decoder refuses, the revision is recorded, and the heal
+// puts the record back (or deletes a stray lease-held key).
+func TestGarbageKeysAreRefusedByTheDecodersAndHeal(t *testing.T) {
+	ctx := context.Background()
+	targets := append(append([]string{}, GarbageKeys...), "batches/first", "batches/last", "batches/suffix", "batches/2")
+	wantKey := map[string]string{"batches/first": "/batches/00000000000000000001", "batches/last": "/batches/00000000000000000004",
+		"batches/suffix": "/batches/00000000000000000004", "batches/2": "/batches/00000000000000000002", "leader": "/leader/694d9a1b2c3d4e5f"}
+	for _, target := range targets {
+		for i, form := range GarbageForms {
+			t.Run(target+"/"+form, func(t *testing.T) {
+				e := newKeyEnv(t, uint64(i+1))
+				seedKeys(t, e)
+				key := "/" + target
+				if k, ok := wantKey[target]; ok {
+					key = k
+				}
+				before := bytes.Clone(e.kv[key])
+				in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: target, Attrs: map[string]any{"form": form}})
+				require.NoError(t, err)
+				after := e.kv[key]
+				require.NotEqual(t, before, after)
+				require.Len(t, in.Revisions, 1)
+				require.Len(t, in.Targets, 1)
+				require.Contains(t, in.Targets[0], key[1:]+" "+form)
+				if dec := decoderFor(target); dec != nil {
+					require.Error(t, dec(after), "%s %s: %q is accepted", target, form, after)
+				}
+				if form == FormWrongFields {
+					switch target {
+					case "durable_prefix", "snapshot/compaction_floor", "snapshot/latest", "snapshot/fallback", "producer_view", "leader":
+						require.True(t, json.Valid(after), "%q", after)
+					case "batches/first", "batches/last", "batches/suffix", "batches/2":
+						require.True(t, json.Valid(after), "%q", after)
+						require.ErrorIs(t, decoderFor(target)(after), oplog.ErrChecksum, "only the checksum tells: %q", after)
+					}
+				}
+				switch target {
+				case "snapshot/latest", "snapshot/fallback":
+					require.NoError(t, in.Heal(ctx)) // none: a publication repairs
+					require.Equal(t, after, e.kv[key])
+					require.Empty(t, in.HealRevisions)
+				case "snapshot/writer", "leader":
+					require.NoError(t, in.Heal(ctx))
+					_, present := e.kv[key]
+					require.False(t, present, "the stray key is deleted")
+					require.Len(t, in.HealRevisions, 1)
+				default:
+					require.NoError(t, in.Heal(ctx))
+					require.Equal(t, before, e.kv[key])
+					require.Len(t, in.HealRevisions, 1)
+				}
+			})
+		}
+	}
+}
+
+func TestGarbageHealRefusesWhenTheKeyMovedOn(t *testing.T) {
+	ctx := context.Background()
+	e := newKeyEnv(t, 3)
+	seedKeys(t, e)
+	in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "durable_prefix"})
+	require.NoError(t, err)
+	e.kv["/durable_prefix"] = oplog.DurablePrefix{BatchID: 5, LastSeq: 15}.Encode()
+	require.ErrorContains(t, in.Heal(ctx), "no longer holds the garbage")
+	require.Equal(t, oplog.DurablePrefix{BatchID: 5, LastSeq: 15}.Encode(), e.kv["/durable_prefix"])
+}
+
+func TestGarbageUnavailableTargets(t *testing.T) {
+	ctx := context.Background()
+	e := newKeyEnv(t, 4)
+	for _, target := range []string{"durable_prefix", "snapshot/compaction_floor", "batches/last", "batches/suffix", "leader", "latest/chunk"} {
+		_, err := Inject(ctx, e, Spec{Kind: "garbage", Target: target})
+		require.ErrorIs(t, err, ErrUnavailable, target)
+	}
+	seedKeys(t, e)
+	// The latest pointer covers the durable prefix: no suffix batch to spoil.
+	e.kv["/snapshot/latest"] = validPointer(t, 4, "snapshots/chaos")
+	_, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "batches/suffix"})
+	require.ErrorIs(t, err, ErrUnavailable)
+}
+
+func writeObjects(t *testing.T, e *keyEnv, slot string, batch uint64, chunkFill byte) string {
+	var p struct {
+		Prefix string `json:"object_prefix"`
+	}
+	require.NoError(t, json.Unmarshal(e.kv["/snapshot/"+slot], &p))
+	d := snapshot.Descriptor{SnapshotID: filepath.Base(p.Prefix), SchemaVersion: 1, LastIncludedSeq: batch * 3, LastIncludedBatchID: batch,
+		ProducerViewVersion: 2, PayloadChecksum: snapshot.CRC64NVME(42), PayloadSize: 100, ManifestKey: p.Prefix + "/manifest.json",
+		ObjectPrefix: p.Prefix, CreatedAtMS: 1700000000000}
+	desc, err := d.Encode()
+	require.NoError(t, err)
+	files := map[string][]byte{
+		"descriptor.json":   desc,
+		"manifest.json":     fmt.Appendf(nil, "{\n  \"schema_version\": 1,\n  \"snapshot_id\": %q,\n  \"segments\": {\n    \"key\": \"segments.bin\",\n    \"size\": 80\n  },\n  \"chunks\": [\n    {\n      \"key\": \"chunks/000000.bin\",\n      \"size\": 64\n    }\n  ]\n}", d.SnapshotID),
+		"segments.bin":      bytes.Repeat([]byte{byte(batch)}, 80),
+		"chunks/000000.bin": bytes.Repeat([]byte{chunkFill}, 64),
+		"chunks/000001.bin": bytes.Repeat([]byte{chunkFill + 1}, 64),
+	}
+	for name, b := range files {
+		f, _ := e.StoreFile(p.Prefix + "/" + name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, b, 0o644))
+	}
+	return p.Prefix
+}
+
+func TestGarbageObjects(t *testing.T) {
+	ctx := context.Background()
+	for _, obj := range GarbageObjects {
+		for i, form := range GarbageForms {
+			t.Run(obj+"/"+form, func(t *testing.T) {
+				e := newKeyEnv(t, uint64(10+i))
+				seedKeys(t, e)
+				latest := writeObjects(t, e, "latest", 3, 0xa0)
+				fallback := writeObjects(t, e, "fallback", 2, 0xb0)
+				in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "latest/" + obj, Attrs: map[string]any{"form": form}})
+				require.NoError(t, err)
+				require.Empty(t, in.Revisions)
+				require.Contains(t, in.Targets[0], "latest "+filepath.Base(latest)+"/")
+				var rel string
+				if obj == "chunk" {
+					_, rest, _ := strings.Cut(in.Targets[0], filepath.Base(latest)+"/")
+					rel, _, _ = strings.Cut(rest, " ")
+					require.Regexp(t, `^chunks/00000[01]\.bin$`, rel)
+				} else {
+					rel = obj
+				}
+				f, _ := e.StoreFile(latest + "/" + rel)
+				got, err := os.ReadFile(f)
+				require.NoError(t, err)
+				of, _ := e.StoreFile(fallback + "/" + rel)
+				other, err := os.ReadFile(of)
+				require.NoError(t, err)
+				switch form {
+				case FormRandom:
+					require.NotEqual(t, other, got)
+					if obj != "descriptor.json" && obj != "manifest.json" {
+						require.Len(t, got, len(other), "same length: only the checksum can tell")
+					}
+				case FormTruncated:
+					require.Less(t, len(got), len(other))
+				case FormWrongFields:
+					require.Equal(t, other, got, "the other pointer's snapshot's %s", rel)
+				}
+				if obj == "descriptor.json" {
+					d, err := snapshot.DecodeDescriptor(got)
+					if err == nil {
+						require.NotEqual(t, filepath.Base(latest), d.SnapshotID, "a descriptor that decodes names another snapshot")
+					}
+				}
+			})
+		}
+	}
+}
+
+// Without a differing object in the other snapshot, wrong-fields renames a
+// JSON field (the result is JSON the strict decoders refuse) or flips a byte.
+func TestGarbageObjectWrongFieldsWithoutAnOther(t *testing.T) {
+	ctx := context.Background()
+	e := newKeyEnv(t, 21)
+	seedKeys(t, e)
+	delete(e.kv, "/snapshot/fallback")
+	latest := writeObjects(t, e, "latest", 3, 0xa0)
+	f, _ := e.StoreFile(latest + "/descriptor.json")
+	orig, _ := os.ReadFile(f)
+	in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "latest/descriptor.json", Attrs: map[string]any{"form": FormWrongFields}})
+	require.NoError(t, err)
+	require.Contains(t, in.Targets[0], "a field renamed")
+	got, _ := os.ReadFile(f)
+	require.True(t, json.Valid(got))
+	require.Equal(t, len(orig)+len("_garbage"), len(got))
+	_, err = snapshot.DecodeDescriptor(got)
+	require.Error(t, err)
+
+	in, err = Inject(ctx, e, Spec{Kind: "garbage", Target: "latest/segments.bin", Attrs: map[string]any{"form": FormWrongFields}})
+	require.NoError(t, err)
+	require.Contains(t, in.Targets[0], "flipped")
+}
+
+func TestRenameFieldTouchesOneTopLevelKeyOnly(t *testing.T) {
+	src := []byte("{\n  \"a\": 1,\n  \"segments\": {\"key\": \"s\", \"size\": 2},\n  \"chunks\": [{\"key\": \"c\"}, {\"key\": \"d\"}],\n  \"z\": \"key\"\n}")
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < 64; seed++ {
+		out, err := renameField(rand.New(rand.NewPCG(seed, 0)), src)
+		require.NoError(t, err)
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(out, &m), "%s", out)
+		require.Len(t, m, 4)
+		var renamed string
+		for k := range m {
+			if strings.HasSuffix(k, "_garbage") {
+				renamed = strings.TrimSuffix(k, "_garbage")
+			}
+		}
+		require.Contains(t, []string{"a", "segments", "chunks", "z"}, renamed, "%s", out)
+		seen[renamed] = true
+		require.Equal(t, strings.Count(string(src), `"key"`), strings.Count(string(out), `"key"`), "nested keys untouched")
+	}
+	require.Len(t, seen, 4, "every top-level field can be drawn")
+	_, err := renameField(rand.New(rand.NewPCG(1, 1)), []byte(`[1,2]`))
+	require.Error(t, err)
+}
