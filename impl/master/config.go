@@ -16,6 +16,7 @@ import (
 
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
+	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -42,6 +43,7 @@ type Config struct {
 	EnableOplog          bool `yaml:"enable_oplog" help:"replicate through the batch OpLog in etcd (the new mode)"`
 	OplogPollIntervalMS  int  `yaml:"oplog_poll_interval_ms" help:"standby poll interval"`
 	OplogBatchMaxEntries int  `yaml:"oplog_batch_max_entries" help:"most entries group-committed into one batch"`
+	OplogBatchMaxBytes   int  `yaml:"oplog_batch_max_bytes" help:"most bytes of encoded batch record in one batch (one etcd request: keep it 64 KiB under etcd's --max-request-bytes)"`
 
 	EnableStandbySnapshot     bool    `yaml:"enable_standby_snapshot" help:"standbys capture and publish snapshots"`
 	SnapshotIntervalSeconds   int     `yaml:"snapshot_interval_seconds" help:"minimum interval between normal snapshots"`
@@ -90,6 +92,7 @@ func DefaultConfig() Config {
 		EnableOplog:               true,
 		OplogPollIntervalMS:       100,
 		OplogBatchMaxEntries:      1024,
+		OplogBatchMaxBytes:        oplog.DefaultBatchMaxBytes,
 		SnapshotIntervalSeconds:   300,
 		SnapshotMinAdvanceBatches: 1,
 		MaxSnapshotLagBatches:     1000,
@@ -242,6 +245,9 @@ func (c Config) Validate() []error {
 	}
 	if c.OplogBatchMaxEntries < 1 || c.OplogBatchMaxEntries > 10_000 {
 		bad("oplog_batch_max_entries: must be 1..10000 (one batch is one etcd request), got %d", c.OplogBatchMaxEntries)
+	}
+	if c.OplogBatchMaxBytes < 768<<10 || c.OplogBatchMaxBytes > 2<<20-64<<10 {
+		bad("oplog_batch_max_bytes: must be 786432..2031616 (room for one entry of the largest payload the API accepts; under the etcd client's 2 MiB send limit), got %d", c.OplogBatchMaxBytes)
 	}
 	if c.MaxSnapshotCaptureBytes <= 0 {
 		bad("max_snapshot_capture_bytes: must be > 0, got %d", c.MaxSnapshotCaptureBytes)

@@ -95,6 +95,8 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 		{"zero capture budget", func(c *Config) { c.MaxSnapshotCaptureBytes = 0 }, "max_snapshot_capture_bytes: must be > 0"},
 		{"grace below one interval", func(c *Config) { c.SnapshotGCGraceMultiplier = 0.5 }, "snapshot_gc_grace_multiplier: must be >= 1"},
 		{"batch too large", func(c *Config) { c.OplogBatchMaxEntries = 20000 }, "oplog_batch_max_entries: must be 1..10000"},
+		{"batch bytes over the client's send limit", func(c *Config) { c.OplogBatchMaxBytes = 2 << 20 }, "oplog_batch_max_bytes: must be 786432..2031616"},
+		{"batch bytes under one entry", func(c *Config) { c.OplogBatchMaxBytes = 512 << 10 }, "oplog_batch_max_bytes: must be 786432..2031616"},
 		{"zero poll", func(c *Config) { c.OplogPollIntervalMS = 0 }, "oplog_poll_interval_ms: must be > 0"},
 		{"zero lease", func(c *Config) { c.LeaderLeaseSeconds = 0 }, "leader_lease_seconds: must be > 0"},
 		{"bad bootstrap mode", func(c *Config) { c.SnapshotBootstrapMode = "catalog" }, "snapshot_bootstrap_mode:"},

@@ -39,6 +39,7 @@ var codeRules = []codeRule{
 	{state.ErrSegmentNotFound, "segment_not_found", http.StatusNotFound, OutcomeFailed},
 	{state.ErrSegmentMismatch, "segment_mismatch", http.StatusUnprocessableEntity, OutcomeFailed},
 	{errTooLarge, "too_large", http.StatusRequestEntityTooLarge, OutcomeFailed},
+	{oplog.ErrBatchTooLarge, "too_large", http.StatusRequestEntityTooLarge, OutcomeFailed},
 	{errUnknownTenant, "unknown_tenant", http.StatusForbidden, OutcomeFailed},
 	{state.ErrMalformed, "malformed", http.StatusBadRequest, OutcomeFailed},
 	{state.ErrUnknownOp, "unknown_op", http.StatusBadRequest, OutcomeFailed},

@@ -88,7 +88,7 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 		return nil, 0, fmt.Errorf("%w: state at %s, durable prefix at batch %d seq %d", oplog.ErrPrefixMoved, cur, w.Prefix().BatchID, w.Prefix().LastSeq)
 	}
 	m.alloc.rebuild(m.capture())
-	c := oplog.NewGroupCommitter(w, m.newTx, m.cfg.OplogBatchMaxEntries, oplog.Hooks{
+	c := oplog.NewGroupCommitter(w, m.newTx, oplog.Limits{MaxEntries: m.cfg.OplogBatchMaxEntries, MaxBytes: m.cfg.OplogBatchMaxBytes}, oplog.Hooks{
 		BeforeAppend: func(int) { hit(fpPrimaryBeforeAppend) },
 		AfterAppend:  func(state.Batch) { hit(fpPrimaryAfterAppend) },
 		AfterCommit: func(b state.Batch) {

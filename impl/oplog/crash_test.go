@@ -32,7 +32,7 @@ func TestCrashAfterAppendAnswersNoWaiter(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		return stateTx{mu: mu, s: s, tx: s.Begin()}
-	}, 64, Hooks{AfterAppend: func(b state.Batch) {
+	}, Limits{MaxEntries: 64}, Hooks{AfterAppend: func(b state.Batch) {
 		durable <- b
 		runtime.Goexit()
 	}})

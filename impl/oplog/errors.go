@@ -31,6 +31,11 @@ var (
 	// ErrUnknownOutcome: a commit's outcome could not be resolved; the writer refuses
 	// further appends until Resync.
 	ErrUnknownOutcome = errors.New("commit outcome unknown")
+	// ErrBatchTooLarge: a batch record is over the size one append may carry,
+	// refused before anything was written (an entry over the group
+	// committer's byte budget, or etcd answering "request is too large").
+	// A definite failure: nothing is durable and the writer goes on.
+	ErrBatchTooLarge = errors.New("batch too large for one etcd request")
 	// ErrWouldDeletePrefix: a range delete would remove the durable prefix's batch.
 	ErrWouldDeletePrefix = errors.New("range delete would remove the durable prefix batch")
 	// ErrFloorBelow: the compaction floor does not cover the requested delete.

@@ -444,7 +444,7 @@ func newCommitter(t *testing.T, w *Writer, max int) (*GroupCommitter, *state.Sta
 		mu.Lock()
 		defer mu.Unlock()
 		return stateTx{mu: mu, s: s, tx: s.Begin()}
-	}, max, Hooks{})
+	}, Limits{MaxEntries: max}, Hooks{})
 	t.Cleanup(g.Close)
 	return g, s, mu
 }

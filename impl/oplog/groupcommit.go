@@ -2,8 +2,10 @@ package oplog
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/oplogha/oplogha/impl/state"
@@ -11,6 +13,20 @@ import (
 
 // DefaultBatchMaxEntries is oplog_batch_max_entries' default.
 const DefaultBatchMaxEntries = 1024
+
+// DefaultBatchMaxBytes is oplog_batch_max_bytes' default: the most bytes one
+// encoded batch record may take. One append is one etcd transaction carrying
+// the record plus its key, the durable prefix (twice: compare and put), the
+// producer view and the keys read back on a failed compare, well under 2 KiB
+// together; etcd refuses a request over --max-request-bytes, 1.5 MiB by
+// default, so 1 MiB leaves that default half a MiB of room.
+const DefaultBatchMaxBytes = 1 << 20
+
+// Limits bound one group-committed batch. Zero fields take the defaults.
+type Limits struct {
+	MaxEntries int // entries in one batch; <= 0: DefaultBatchMaxEntries
+	MaxBytes   int // bytes of one encoded batch record; <= 0: DefaultBatchMaxBytes
+}
 
 // Tx is where a GroupCommitter stages entries while it builds one batch: the
 // primary validates each entry against its state plus the entries staged
@@ -51,14 +67,20 @@ type Hooks struct {
 	SabotageAckWithoutAppend func() bool
 }
 
-// GroupCommitter batches entries from concurrent callers, up to MaxEntries a
-// batch, onto one Writer. While one batch is in flight the next one collects.
+// GroupCommitter batches entries from concurrent callers onto one Writer, up
+// to Limits.MaxEntries entries and Limits.MaxBytes bytes of encoded record a
+// batch. While one batch is in flight the next one collects. An entry that
+// does not fit the batch being built opens the next one, so entries keep the
+// order they were taken in; an entry too large for a batch of its own is
+// refused with ErrBatchTooLarge before anything is sent.
 type GroupCommitter struct {
 	w          *Writer
 	newTx      func() Tx
 	hooks      Hooks
 	maxEntries int
+	maxBytes   int
 	reqs       chan *request
+	carry      *request // taken but did not fit the last batch: it opens the next
 	stop       chan struct{}
 	stopped    chan struct{}
 	once       sync.Once
@@ -66,15 +88,43 @@ type GroupCommitter struct {
 }
 
 // NewGroupCommitter starts the commit loop. newTx begins a Tx on the current
-// state; maxEntries <= 0 means DefaultBatchMaxEntries.
-func NewGroupCommitter(w *Writer, newTx func() Tx, maxEntries int, hooks Hooks) *GroupCommitter {
-	if maxEntries <= 0 {
-		maxEntries = DefaultBatchMaxEntries
+// state.
+func NewGroupCommitter(w *Writer, newTx func() Tx, limits Limits, hooks Hooks) *GroupCommitter {
+	if limits.MaxEntries <= 0 {
+		limits.MaxEntries = DefaultBatchMaxEntries
 	}
-	g := &GroupCommitter{w: w, newTx: newTx, hooks: hooks, maxEntries: maxEntries,
-		reqs: make(chan *request, maxEntries), stop: make(chan struct{}), stopped: make(chan struct{})}
+	if limits.MaxBytes <= 0 {
+		limits.MaxBytes = DefaultBatchMaxBytes
+	}
+	g := &GroupCommitter{w: w, newTx: newTx, hooks: hooks, maxEntries: limits.MaxEntries, maxBytes: limits.MaxBytes,
+		reqs: make(chan *request, limits.MaxEntries), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go g.loop()
 	return g
+}
+
+// recordOverheadBytes bounds what a batch record holds besides its entries
+// and the commas between them: "[1,", the batch id, first and last seq (at
+// most 20 digits each) each with the comma after it, "[" and "]" around the
+// entries, and ",checksum]" (at most 10 digits).
+const recordOverheadBytes = 3 + 3*21 + 2 + 12
+
+// entryBytes is the size of e's element in a batch record,
+// [op,"tenant","key","base64(payload)"], plus one for the comma before the
+// next element: a batch record is at most recordOverheadBytes plus the sum
+// of its entries' entryBytes. The error is the one EncodeBatch would meet.
+func entryBytes(e state.Entry) (int, error) {
+	tenant, err := appendString(nil, e.Tenant)
+	if err != nil {
+		return 0, fmt.Errorf("tenant: %w", err)
+	}
+	key, err := appendString(nil, e.Key)
+	if err != nil {
+		return 0, fmt.Errorf("key: %w", err)
+	}
+	var op [3]byte
+	// [ op , tenant , key , " payload " ] ,
+	return 1 + len(strconv.AppendUint(op[:0], uint64(e.Op), 10)) + 1 + len(tenant) + 1 + len(key) + 2 +
+		base64.StdEncoding.EncodedLen(len(e.Payload)) + 2 + 1, nil
 }
 
 // ErrCommitterStopped: the committer is closed or ended on a terminal error.
@@ -155,31 +205,57 @@ func (g *GroupCommitter) loop() {
 
 func (g *GroupCommitter) run() {
 	for {
-		var first *request
-		select {
-		case <-g.stop:
-			return
-		case first = <-g.reqs:
+		// An entry carried over from the last batch comes first, before
+		// anything taken after it.
+		first := g.carry
+		g.carry = nil
+		if first == nil {
+			select {
+			case <-g.stop:
+				return
+			case first = <-g.reqs:
+			}
 		}
 		tx := g.newTx()
 		batch := make([]*request, 0, g.maxEntries)
-		add := func(r *request) {
+		size := recordOverheadBytes
+		// add stages r, or answers it; it returns false, staging nothing,
+		// when r fits a batch of its own but not this one.
+		add := func(r *request) bool {
 			if r.ctx.Err() != nil {
 				r.done <- result{err: r.ctx.Err()} // caller gave up before staging: not written
-				return
+				return true
+			}
+			n, err := entryBytes(r.entry)
+			if err != nil {
+				// EncodeBatch would fail the whole batch on it: refuse it alone.
+				r.done <- result{err: fmt.Errorf("%w: entry cannot be encoded in a batch record: %w", state.ErrMalformed, err)}
+				return true
+			}
+			if recordOverheadBytes+n > g.maxBytes {
+				r.done <- result{err: fmt.Errorf("%w: the entry takes %d bytes of batch record, the budget is %d", ErrBatchTooLarge, n, g.maxBytes)}
+				return true
+			}
+			if size+n > g.maxBytes {
+				return false // never for an empty batch: it fits on its own
 			}
 			if err := tx.Stage(r.entry); err != nil {
 				r.done <- result{err: err}
-				return
+				return true
 			}
 			batch = append(batch, r)
+			size += n
+			return true
 		}
 		add(first)
 	collect:
 		for len(batch) < g.maxEntries {
 			select {
 			case r := <-g.reqs:
-				add(r)
+				if !add(r) {
+					g.carry = r
+					break collect
+				}
 			default:
 				break collect
 			}
@@ -226,21 +302,32 @@ func (g *GroupCommitter) run() {
 		for _, r := range batch {
 			r.done <- result{err: err}
 		}
+		if errors.Is(err, ErrBatchTooLarge) && !errors.Is(err, ErrUnknownOutcome) {
+			// etcd refused the request before proposing it (see Writer.Append):
+			// nothing was written, the writer's prefix stands and the Tx is
+			// dropped. Only this batch's entries failed.
+			continue
+		}
 		// Fenced, prefix moved or unknown outcome: this writer cannot go on.
 		g.err = err
 		return
 	}
 }
 
-// drain fails requests that arrived after the loop decided to stop.
+// drain fails requests that arrived after the loop decided to stop, and the
+// one carried over to a batch that was never built: none was staged.
 func (g *GroupCommitter) drain() {
+	err := ErrCommitterStopped
+	if g.err != nil {
+		err = fmt.Errorf("%w: %w", ErrCommitterStopped, g.err)
+	}
+	if r := g.carry; r != nil {
+		g.carry = nil
+		r.done <- result{err: err}
+	}
 	for {
 		select {
 		case r := <-g.reqs:
-			err := ErrCommitterStopped
-			if g.err != nil {
-				err = fmt.Errorf("%w: %w", ErrCommitterStopped, g.err)
-			}
 			r.done <- result{err: err}
 		default:
 			return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
@@ -94,7 +95,9 @@ func (w *Writer) checkView(kv *mvccKV) error {
 // Append writes entries as the next batch. On success the batch is durable.
 // Errors: *FencedError (stop writing), ErrPrefixMoved, ErrUnknownOutcome (the
 // batch may or may not be durable; the writer refuses appends until Resync),
-// or an encoding error (nothing was sent).
+// ErrBatchTooLarge (etcd refused the request for its size: nothing was
+// written and the writer can append the next, smaller batch), or an encoding
+// error (nothing was sent).
 func (w *Writer) Append(ctx context.Context, entries []state.Entry) (state.Batch, error) {
 	if w.poisoned != nil {
 		return state.Batch{}, fmt.Errorf("writer needs Resync: %w", w.poisoned)
@@ -116,6 +119,19 @@ func (w *Writer) Append(ctx context.Context, entries []state.Entry) (state.Batch
 			return b, nil
 		}
 		return state.Batch{}, w.classifyRejection(resp)
+	}
+	if errors.Is(err, rpctypes.ErrRequestTooLarge) {
+		// A definite failure, not an ambiguous one. etcd (server/v3 v3.7.3,
+		// etcdserver/v3_server.go, processInternalRaftRequestOnce) marshals
+		// the request and returns errors.ErrRequestTooLarge when it is over
+		// --max-request-bytes before it registers a wait or calls
+		// s.r.Propose: the transaction never reaches the raft log. The member
+		// that received it checks; a follower forwards only what passed.
+		// The client does not retry a Txn after an answer from the server
+		// (client/v3 retry.go, isSafeRetryMutableRPC: only Unavailable before
+		// a connection exists), so no earlier copy of this request was
+		// proposed either. The prefix is unchanged and the writer stays usable.
+		return state.Batch{}, fmt.Errorf("%w: batch %d, a record of %d bytes: %w", ErrBatchTooLarge, b.ID, len(rec), err)
 	}
 	return w.resolve(b, rec, next, nextRaw, err)
 }
