@@ -93,6 +93,7 @@ var Kinds = map[string]string{
 	"failpoint":        "set a gofail failpoint term on a master; heal clears it, or starts the master again if the failpoint crashed it",
 	"toxic":            "add a toxiproxy toxic to links; heal removes it",
 	"link-down":        "cut links (connections reset, new ones refused); heal restores them",
+	"disconnect":       "docker runtime: cut a node's container off the run's network (a real partition: its own address unreachable from every node and the harness); heal reconnects it at the same address",
 	"corrupt-pointer":  "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
 	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
@@ -124,6 +125,13 @@ func (in *Injected) Heal(ctx context.Context) error {
 	return in.heal(ctx)
 }
 
+// Partitioner is an Env whose nodes have network addresses of their own
+// that can be cut off (the docker runtime).
+type Partitioner interface {
+	Disconnect(ctx context.Context, node string) error
+	Reconnect(ctx context.Context, node string) error
+}
+
 // ErrUnavailable: the fault cannot apply to this cluster shape or moment.
 var ErrUnavailable = errors.New("fault not available")
 
@@ -133,7 +141,7 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("fault kind %q: want one of %s", s.Kind, strings.Join(kindNames(), ", "))
 	}
 	switch s.Kind {
-	case "kill", "pause", "stop", "restart", "workdir-full":
+	case "kill", "pause", "stop", "restart", "workdir-full", "disconnect":
 		if s.Target == "" {
 			return fmt.Errorf("%s: needs a target", s.Kind)
 		}
@@ -198,6 +206,21 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 	}
 	in := &Injected{Spec: s}
 	switch s.Kind {
+	case "disconnect":
+		p, ok := env.(Partitioner)
+		if !ok {
+			return nil, fmt.Errorf("%w: disconnect needs the docker runtime (a container with an address of its own)", ErrUnavailable)
+		}
+		node, err := ResolveNode(ctx, env, s.Target)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = []string{node}
+		if err := p.Disconnect(ctx, node); err != nil {
+			return nil, err
+		}
+		in.heal = func(ctx context.Context) error { return p.Reconnect(ctx, node) }
+		return in, nil
 	case "kill", "pause", "stop", "restart":
 		node, err := ResolveNode(ctx, env, s.Target)
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -142,6 +143,11 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("docker: %w", err)
 	}
 	e := &Engine{opts: opts, provider: p, cli: p.Client(), ips: map[string]netip.Addr{}, cur: map[string]*instance{}, cut: map[string]bool{}}
+	if n, err := reap(ctx, e.cli); err != nil {
+		logger{opts.Log}.Printf("reap: %v", err)
+	} else if n > 0 {
+		logger{opts.Log}.Printf("reaped %d containers and networks of runs whose harness is gone", n)
+	}
 	labels := map[string]string{LabelRun: opts.RunID, LabelHarnessPID: strconv.Itoa(os.Getpid())}
 	var lastErr error
 	for try := 0; try < 8; try++ {
@@ -419,4 +425,45 @@ func (in *instance) remove(ctx context.Context) error {
 	}
 	in.removed = true
 	return nil
+}
+
+// reap removes the containers and networks of runs whose harness process
+// is gone (killed before its Close): what Ryuk would have done.
+func reap(ctx context.Context, cli client.APIClient) (int, error) {
+	f := client.Filters{}.Add("label", LabelHarnessPID)
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range cs.Items {
+		if harnessAlive(c.Labels[LabelHarnessPID]) {
+			continue
+		}
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err == nil {
+			n++
+		}
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return n, err
+	}
+	for _, nw := range ns.Items {
+		if harnessAlive(nw.Labels[LabelHarnessPID]) {
+			continue
+		}
+		if _, err := cli.NetworkRemove(ctx, nw.ID, client.NetworkRemoveOptions{}); err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// harnessAlive: the labelled harness PID is a running process.
+func harnessAlive(label string) bool {
+	pid, err := strconv.Atoi(label)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
 }

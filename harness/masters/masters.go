@@ -182,6 +182,31 @@ func (s *Set) WaitPrimary(ctx context.Context, timeout time.Duration) (*Node, er
 	}
 }
 
+// WaitSettled waits until every node answers with a role past starting
+// (primary, standby or failed): a booted cluster has every node in the
+// game, on any runtime, before the first step picks one.
+func (s *Set) WaitSettled(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		hs := s.Health(ctx)
+		settled := true
+		for _, h := range hs {
+			if h.Role == "down" || h.Role == "starting" || h.Role == "" {
+				settled = false
+			}
+		}
+		if settled {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("masters not settled after %v: %s", timeout, Describe(hs))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // WaitCaughtUp waits until every running node has applied through batch id.
 func (s *Set) WaitCaughtUp(ctx context.Context, batchID uint64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)

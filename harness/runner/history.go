@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/oplog"
 )
 
 // keepHistory appends the namespace's MVCC history from the last kept
@@ -45,6 +47,29 @@ func (r *run) etcd() (*clientv3.Client, keyspace.Keyspace, error) {
 	}
 	cli, err := r.cluster.Etcd.Client(nil)
 	return cli, ks, err
+}
+
+// durableBatch is the batch id of etcd's durable prefix, read linearizably.
+func (r *run) durableBatch(ctx context.Context) (uint64, error) {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, ks.DurablePrefix())
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	p, err := oplog.DecodeDurablePrefix(resp.Kvs[0].Value)
+	if err != nil {
+		return 0, err
+	}
+	return p.BatchID, nil
 }
 
 // beforeCompact keeps the history through rev before etcd forgets it.

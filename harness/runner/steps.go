@@ -277,7 +277,16 @@ func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
 			return false, "no serving primary"
 		}
 		if target == nil {
+			// The target is what is durable in etcd, not the primary's
+			// cursor: a primary whose append is still in flight (its
+			// response stuck on a link a partition broke) has made a batch
+			// durable that it has not applied yet.
+			// (An unreadable prefix — a scenario's garbage — leaves the
+			// primary's cursor as the target.)
 			c := primary.Cursor
+			if d, err := r.durableBatch(ctx); err == nil && d > c.BatchID {
+				c = client.Cursor{BatchID: d}
+			}
 			target = &c
 		}
 		for i, h := range hs {

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/docker"
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
@@ -352,4 +353,33 @@ func (e *Env) Prune(ctx context.Context) (uint64, int64, error) {
 		return safe, 0, err
 	}
 	return safe, res.Deleted, nil
+}
+
+var _ faults.Partitioner = (*Env)(nil)
+
+// partitioner is the docker engine behind the cluster, if it runs on one.
+func (e *Env) partitioner() (*docker.Engine, error) {
+	eng, ok := e.C.Group.Launcher.(*docker.Engine)
+	if !ok {
+		return nil, fmt.Errorf("%w: a network disconnect needs the docker runtime (run with --runtime docker)", faults.ErrUnavailable)
+	}
+	return eng, nil
+}
+
+// Disconnect cuts a node's container off the run's network.
+func (e *Env) Disconnect(ctx context.Context, name string) error {
+	eng, err := e.partitioner()
+	if err != nil {
+		return err
+	}
+	return eng.Disconnect(ctx, name)
+}
+
+// Reconnect puts a node's container back on the network.
+func (e *Env) Reconnect(ctx context.Context, name string) error {
+	eng, err := e.partitioner()
+	if err != nil {
+		return err
+	}
+	return eng.Reconnect(ctx, name)
 }

@@ -230,6 +230,9 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	if _, err := set.WaitPrimary(ctx, 60*time.Second); err != nil {
 		return c, err
 	}
+	if err := set.WaitSettled(ctx, 60*time.Second); err != nil {
+		return c, err
+	}
 	c.Boot = time.Since(start)
 	return c, nil
 }

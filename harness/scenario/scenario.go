@@ -334,8 +334,11 @@ func (sc *Scenario) validate() []string {
 	if sc.Name == "" {
 		bad(0, "name: required")
 	}
-	if sc.Tier != "pr" && sc.Tier != "nightly" && sc.Tier != "harness-test" && sc.Tier != "swarm" {
-		bad(0, "tier: %q: want pr, nightly, swarm or harness-test", sc.Tier)
+	if sc.Tier != "pr" && sc.Tier != "nightly" && sc.Tier != "harness-test" && sc.Tier != "swarm" && sc.Tier != "docker" {
+		bad(0, "tier: %q: want pr, nightly, swarm, docker or harness-test", sc.Tier)
+	}
+	if sc.Tier == "docker" && sc.Runtime != "docker" {
+		bad(0, "tier docker: needs runtime: docker (its faults exist only for containers)")
 	}
 	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {
 		bad(0, "cluster.etcd: %d members: want 1..7", sc.Cluster.Etcd)

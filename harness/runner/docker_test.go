@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/stretchr/testify/require"
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/docker"
+	"github.com/oplogha/oplogha/harness/scenario"
+)
+
+// dockerLeftovers lists every container and network any run labelled, and
+// the run images (oplogha-run/*) still tagged.
+func dockerLeftovers(t *testing.T) []string {
+	t.Helper()
+	p, err := testcontainers.NewDockerProvider()
+	require.NoError(t, err)
+	defer p.Close()
+	ctx := context.Background()
+	f := client.Filters{}.Add("label", docker.LabelRun)
+	cs, err := p.Client().ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	require.NoError(t, err)
+	ns, err := p.Client().NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	require.NoError(t, err)
+	is, err := p.Client().ImageList(ctx, client.ImageListOptions{Filters: client.Filters{}.Add("reference", "oplogha-run/*")})
+	require.NoError(t, err)
+	var out []string
+	for _, c := range cs.Items {
+		out = append(out, "container "+c.ID[:12])
+	}
+	for _, n := range ns.Items {
+		out = append(out, "network "+n.Name)
+	}
+	for _, i := range is.Items {
+		out = append(out, "image "+i.ID)
+	}
+	return out
+}
+
+// TestDockerRuntimeScenarios runs, on the docker runtime, the smoke
+// scenario and three crash windows of the pr tier — the same files the
+// process runtime runs in TestPRTierScenarios, so the verdicts compare —
+// and the scenarios only containers allow (scenarios/docker: partitions by
+// network disconnect). Every audit must pass, the bundle must say docker
+// and its boot time, and no container, network or run image may be left.
+// Without a Docker engine the test is skipped, saying so.
+func TestDockerRuntimeScenarios(t *testing.T) {
+	if err := docker.Available(context.Background()); err != nil {
+		t.Skipf("docker runtime: %v", err)
+	}
+	if testing.Short() {
+		t.Skip("-short: the docker runtime's scenarios take minutes")
+	}
+	files := []string{"pr/smoke.yaml", "pr/crash-after-append.yaml", "pr/crash-after-floor.yaml", "pr/crash-after-gc.yaml"}
+	extra, err := filepath.Glob("../../scenarios/docker/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, extra)
+	for _, f := range extra {
+		files = append(files, filepath.Join("docker", filepath.Base(f)))
+	}
+	require.Empty(t, dockerLeftovers(t), "leftovers from before the test")
+	c := cache(t)
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			sc, err := scenario.Load(filepath.Join("../../scenarios", f))
+			require.NoError(t, err)
+			o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: c, Runtime: "docker"})
+			require.NoError(t, err)
+			if !o.Pass {
+				t.Logf("failing bundle kept: %s", o.Dir)
+			}
+			for _, r := range o.Results {
+				require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
+			}
+			require.True(t, o.Pass, "run error: %v", o.Err)
+			b, err := bundle.Open(o.Archive)
+			require.NoError(t, err)
+			defer b.Close()
+			require.Equal(t, "docker", b.Meta.Runtime)
+			require.Positive(t, b.Meta.BootMS)
+			t.Logf("%s passed on docker in %v (boot %d ms)", sc.Name, o.Duration.Round(time.Millisecond), b.Meta.BootMS)
+			require.Empty(t, dockerLeftovers(t), "the run left docker objects behind")
+		})
+	}
+}
