@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,20 +16,21 @@ import (
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
-// dockerLeftovers lists every container and network any run labelled, and
-// the run images (oplogha-run/*) still tagged.
-func dockerLeftovers(t *testing.T) []string {
+// dockerLeftovers lists the containers and networks labelled with run, and
+// its run image if it is still tagged (other packages' tests may use the
+// engine at the same time: only this run's objects are looked for).
+func dockerLeftovers(t *testing.T, run string) []string {
 	t.Helper()
 	p, err := testcontainers.NewDockerProvider()
 	require.NoError(t, err)
 	defer p.Close()
 	ctx := context.Background()
-	f := client.Filters{}.Add("label", docker.LabelRun)
+	f := client.Filters{}.Add("label", docker.LabelRun+"="+run)
 	cs, err := p.Client().ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	require.NoError(t, err)
 	ns, err := p.Client().NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	require.NoError(t, err)
-	is, err := p.Client().ImageList(ctx, client.ImageListOptions{Filters: client.Filters{}.Add("reference", "oplogha-run/*")})
+	is, err := p.Client().ImageList(ctx, client.ImageListOptions{Filters: client.Filters{}.Add("reference", "oplogha-run/master:"+run)})
 	require.NoError(t, err)
 	var out []string
 	for _, c := range cs.Items {
@@ -64,7 +66,6 @@ func TestDockerRuntimeScenarios(t *testing.T) {
 	for _, f := range extra {
 		files = append(files, filepath.Join("docker", filepath.Base(f)))
 	}
-	require.Empty(t, dockerLeftovers(t), "leftovers from before the test")
 	c := cache(t)
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
@@ -87,7 +88,15 @@ func TestDockerRuntimeScenarios(t *testing.T) {
 			require.Equal(t, "docker", b.Meta.Runtime)
 			require.Positive(t, b.Meta.BootMS)
 			t.Logf("%s passed on docker in %v (boot %d ms)", sc.Name, o.Duration.Round(time.Millisecond), b.Meta.BootMS)
-			require.Empty(t, dockerLeftovers(t), "the run left docker objects behind")
+			run := dockerRunID(o.Archive)
+			require.Empty(t, dockerLeftovers(t, run), "the run left docker objects behind")
 		})
 	}
+}
+
+// dockerRunID is the run id the runner gave the engine for the bundle at
+// archive (useDocker).
+func dockerRunID(archive string) string {
+	base := strings.TrimSuffix(filepath.Base(archive), ".tar.gz")
+	return "oplogha-" + unsafeName.ReplaceAllString(strings.ToLower(base), "-")
 }
