@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -140,18 +141,31 @@ func (s *Set) StartNode(n *Node) error {
 // Process is a node's current process.
 func (s *Set) Process(n *Node) (*proc.Process, bool) { return s.group.Get(n.Name) }
 
-// Health reads every node's /healthz; an unreachable node has Role "down".
+// Health reads every node's /healthz, all at once; an unreachable node has
+// Role "down", and so has a node whose process is not running, without a
+// request (on the docker runtime a dead node's address answers nothing: a
+// request would wait out its timeout).
 func (s *Set) Health(ctx context.Context) []client.Health {
 	out := make([]client.Health, len(s.Nodes))
+	var wg sync.WaitGroup
 	for i, n := range s.Nodes {
-		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		h, err := s.Client.Health(hctx, n.DirectURL)
-		cancel()
-		if err != nil {
-			h = client.Health{NodeID: n.Name, Role: "down", ApplyError: err.Error()}
+		if p, ok := s.group.Get(n.Name); ok && !p.Running() {
+			out[i] = client.Health{NodeID: n.Name, Role: "down", ApplyError: "process not running"}
+			continue
 		}
-		out[i] = h
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			h, err := s.Client.Health(hctx, n.DirectURL)
+			cancel()
+			if err != nil {
+				h = client.Health{NodeID: n.Name, Role: "down", ApplyError: err.Error()}
+			}
+			out[i] = h
+		}()
 	}
+	wg.Wait()
 	return out
 }
 
