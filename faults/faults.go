@@ -271,7 +271,20 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			if !env.Running(node) {
 				return env.Start(ctx, node) // the failpoint crashed it: a fresh process starts clean
 			}
-			return env.Failpoint(ctx, node, s.Name, "")
+			err := env.Failpoint(ctx, node, s.Name, "")
+			if err == nil {
+				return nil
+			}
+			// The failpoint may fire as the heal runs: a process on its way
+			// out (its listener closed, its stack still being written)
+			// refuses the request. Once it is gone, start it.
+			for deadline := time.Now().Add(5 * time.Second); env.Running(node) && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !env.Running(node) {
+				return env.Start(ctx, node)
+			}
+			return err
 		}
 	case "corrupt-pointer":
 		slots := []string{s.Target}

@@ -188,11 +188,12 @@ func (s Source) metadata(ctx context.Context, clusterID, id string, b *state.Bui
 		}
 		return rows[i].Key < rows[j].Key
 	})
-	for _, r := range rows {
+	for n, r := range rows {
 		o := toObject(r.Object)
 		for _, rep := range o.Replicas {
 			if rep.ID >= doc.ReplicaNextID {
-				return 0, fmt.Errorf("%w: %s: object %q/%q replica id %d not below replica_next_id %d", ErrContent, where, r.Tenant, r.Key, rep.ID, doc.ReplicaNextID)
+				// The object by its position in key order: tenant keys are never logged.
+				return 0, fmt.Errorf("%w: %s: object %d (in key order) replica id %d not below replica_next_id %d", ErrContent, where, n, rep.ID, doc.ReplicaNextID)
 			}
 		}
 		if err := b.AddObject(state.ObjectKey{Tenant: r.Tenant, Key: r.Key}, o); err != nil {

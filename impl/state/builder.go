@@ -10,6 +10,7 @@ type Builder struct {
 	t       *tables
 	lastKey ObjectKey
 	hasLast bool
+	objects int // objects added: errors name an object by its position, never by its tenant or key
 	lastSeg string
 	segs    map[string]*Segment // the segments added, by endpoint: one lookup per replica
 	slab    []Object            // objects are carved from blocks: far fewer heap objects to mark
@@ -46,24 +47,25 @@ func (b *Builder) AddObject(k ObjectKey, o Object) error {
 		return b.err
 	}
 	if k.Key == "" || len(k.Key) > MaxKeyBytes || len(k.Tenant) > MaxKeyBytes {
-		return b.fail(fmt.Errorf("%w: object key %s", ErrMalformed, k))
+		return b.fail(fmt.Errorf("%w: object %d: key of %d bytes, tenant of %d", ErrMalformed, b.objects, len(k.Key), len(k.Tenant)))
 	}
 	if b.hasLast && !lessObject(objectItem{k: b.lastKey}, objectItem{k: k}) {
-		return b.fail(fmt.Errorf("%w: object %s after %s: not ascending", ErrMalformed, k, b.lastKey))
+		return b.fail(fmt.Errorf("%w: object %d: its key does not ascend from object %d's", ErrMalformed, b.objects, b.objects-1))
 	}
 	if err := o.validate(); err != nil {
-		return b.fail(fmt.Errorf("object %s: %w", k, err))
+		return b.fail(fmt.Errorf("object %d: %w", b.objects, err))
 	}
 	for i, r := range o.Replicas {
 		seg, ok := b.segs[r.Segment]
 		if !ok {
-			return b.fail(fmt.Errorf("object %s replica %d: %w: %q", k, i, ErrSegmentNotFound, r.Segment))
+			return b.fail(fmt.Errorf("object %d replica %d: %w: %q", b.objects, i, ErrSegmentNotFound, r.Segment))
 		}
 		if seg.Kind != r.Kind || r.Offset+r.Length > seg.Capacity {
-			return b.fail(fmt.Errorf("object %s replica %d: %w", k, i, ErrSegmentMismatch))
+			return b.fail(fmt.Errorf("object %d replica %d: %w", b.objects, i, ErrSegmentMismatch))
 		}
 	}
 	b.lastKey, b.hasLast = k, true
+	b.objects++
 	if len(b.slab) == cap(b.slab) {
 		b.slab = make([]Object, 0, objectSlab)
 	}
