@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,9 +82,9 @@ func (s *secureEtcd) runMaster(t *testing.T, name string, cfg map[string]any, wa
 	require.NoError(t, err)
 	path := filepath.Join(s.dir, name+".yaml")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
-	var out strings.Builder
+	out := &lockedBuffer{}
 	cmd := exec.Command(masterBin, "--config", path)
-	cmd.Stderr = &out
+	cmd.Stderr = out
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -187,4 +188,22 @@ func TestRefusedCredentials(t *testing.T) {
 
 func clientWithPrefix() []clientv3.OpOption {
 	return []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithCountOnly()}
+}
+
+// lockedBuffer is a stderr the test can read while the process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
