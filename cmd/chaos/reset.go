@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +30,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 )
@@ -172,27 +172,12 @@ func (o resetOpts) etcdTLS(eps []string) (*tls.Config, error) {
 	if !flags && !secure {
 		return nil, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.cacert != "" {
-		pem, err := os.ReadFile(o.cacert)
-		if err != nil {
-			return nil, fmt.Errorf("--etcd-cacert: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--etcd-cacert %s: no PEM certificate in it", o.cacert)
-		}
-		cfg.RootCAs = pool
-	}
 	if (o.cert == "") != (o.key == "") {
 		return nil, errors.New("--etcd-cert and --etcd-key go together")
 	}
-	if o.cert != "" {
-		pair, err := tls.LoadX509KeyPair(o.cert, o.key)
-		if err != nil {
-			return nil, fmt.Errorf("--etcd-cert/--etcd-key: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
+	cfg, err := pki.LoadClientTLS(o.cacert, o.cert, o.key)
+	if err != nil {
+		return nil, fmt.Errorf("--etcd-cacert/--etcd-cert/--etcd-key: %w", err)
 	}
 	return cfg, nil
 }

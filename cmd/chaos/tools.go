@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/docker"
+	"github.com/oplogha/oplogha/harness/runtime"
 )
 
 func cmdTools(ctx context.Context, args []string) error {
@@ -50,7 +48,7 @@ func cmdTools(ctx context.Context, args []string) error {
 		if b.Name == "gotestsum" {
 			continue // a test runner, never in a cluster
 		}
-		sum, err := fileSHA256(b.Path)
+		sum, err := runtime.FileSHA256(b.Path)
 		if err != nil {
 			return err
 		}
@@ -66,17 +64,4 @@ func cmdTools(ctx context.Context, args []string) error {
 		fmt.Printf("image %-28s %s\n", ref, state)
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

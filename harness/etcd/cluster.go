@@ -214,32 +214,49 @@ func (c *Cluster) EnableAuth(ctx context.Context) error {
 	if sec == nil || sec.RootPassword == "" {
 		return errors.New("etcd: authentication needs Security with a root password")
 	}
-	cli, err := c.Client(nil)
-	if err != nil {
-		return err
+	err := c.admin(ctx, func(ctx context.Context, cli *clientv3.Client) error {
+		if _, err := cli.UserAdd(ctx, RootUser, sec.RootPassword); err != nil {
+			return fmt.Errorf("etcd: add root user: %w", err)
+		}
+		if _, err := cli.RoleAdd(ctx, RootUser); err != nil {
+			return fmt.Errorf("etcd: add root role: %w", err)
+		}
+		if _, err := cli.UserGrantRole(ctx, RootUser, RootUser); err != nil {
+			return fmt.Errorf("etcd: grant root: %w", err)
+		}
+		if _, err := cli.AuthEnable(ctx); err != nil {
+			return fmt.Errorf("etcd: enable authentication: %w", err)
+		}
+		return nil
+	})
+	if err == nil {
+		c.authOn = true
 	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if _, err := cli.UserAdd(ctx, RootUser, sec.RootPassword); err != nil {
-		return fmt.Errorf("etcd: add root user: %w", err)
-	}
-	if _, err := cli.RoleAdd(ctx, RootUser); err != nil {
-		return fmt.Errorf("etcd: add root role: %w", err)
-	}
-	if _, err := cli.UserGrantRole(ctx, RootUser, RootUser); err != nil {
-		return fmt.Errorf("etcd: grant root: %w", err)
-	}
-	if _, err := cli.AuthEnable(ctx); err != nil {
-		return fmt.Errorf("etcd: enable authentication: %w", err)
-	}
-	c.authOn = true
-	return nil
+	return err
 }
 
 // GrantPrefix creates user (password) with a role of the same name that may
 // read and write keys under prefix and nothing else.
 func (c *Cluster) GrantPrefix(ctx context.Context, user, password, prefix string) error {
+	return c.admin(ctx, func(ctx context.Context, cli *clientv3.Client) error {
+		if _, err := cli.UserAdd(ctx, user, password); err != nil {
+			return fmt.Errorf("etcd: add user %s: %w", user, err)
+		}
+		if _, err := cli.RoleAdd(ctx, user); err != nil {
+			return fmt.Errorf("etcd: add role %s: %w", user, err)
+		}
+		if _, err := cli.RoleGrantPermission(ctx, user, prefix, clientv3.GetPrefixRangeEnd(prefix), clientv3.PermissionType(clientv3.PermReadWrite)); err != nil {
+			return fmt.Errorf("etcd: grant %s on %s: %w", user, prefix, err)
+		}
+		if _, err := cli.UserGrantRole(ctx, user, user); err != nil {
+			return fmt.Errorf("etcd: grant role %s: %w", user, err)
+		}
+		return nil
+	})
+}
+
+// admin runs f with a client of the harness's identity, bounded in time.
+func (c *Cluster) admin(ctx context.Context, f func(context.Context, *clientv3.Client) error) error {
 	cli, err := c.Client(nil)
 	if err != nil {
 		return err
@@ -247,19 +264,7 @@ func (c *Cluster) GrantPrefix(ctx context.Context, user, password, prefix string
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := cli.UserAdd(ctx, user, password); err != nil {
-		return fmt.Errorf("etcd: add user %s: %w", user, err)
-	}
-	if _, err := cli.RoleAdd(ctx, user); err != nil {
-		return fmt.Errorf("etcd: add role %s: %w", user, err)
-	}
-	if _, err := cli.RoleGrantPermission(ctx, user, prefix, clientv3.GetPrefixRangeEnd(prefix), clientv3.PermissionType(clientv3.PermReadWrite)); err != nil {
-		return fmt.Errorf("etcd: grant %s on %s: %w", user, prefix, err)
-	}
-	if _, err := cli.UserGrantRole(ctx, user, user); err != nil {
-		return fmt.Errorf("etcd: grant role %s: %w", user, err)
-	}
-	return nil
+	return f(ctx, cli)
 }
 
 // MemberStatus is one member's view of the cluster.

@@ -75,13 +75,7 @@ func TestDockerRuntimeScenarios(t *testing.T) {
 			require.NoError(t, err)
 			o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: c, Runtime: "docker"})
 			require.NoError(t, err)
-			if !o.Pass {
-				t.Logf("failing bundle kept: %s", o.Dir)
-			}
-			for _, r := range o.Results {
-				require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
-			}
-			require.True(t, o.Pass, "run error: %v", o.Err)
+			requirePass(t, o)
 			b, err := bundle.Open(o.Archive)
 			require.NoError(t, err)
 			defer b.Close()

@@ -125,6 +125,19 @@ func TestParallelRunsDoNotInterfere(t *testing.T) {
 	require.NotEqual(t, outcomes[0].Archive, outcomes[1].Archive)
 }
 
+// requirePass fails the test with every failed audit's evidence, keeping
+// the failing bundle.
+func requirePass(t *testing.T, o *Outcome) {
+	t.Helper()
+	if !o.Pass {
+		t.Logf("failing bundle kept: %s", o.Dir)
+	}
+	for _, r := range o.Results {
+		require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
+	}
+	require.True(t, o.Pass, "run error: %v", o.Err)
+}
+
 // keptBundles is where test runs put bundles: artifacts/test-bundles, so a
 // failing run's bundle outlives the test (passing ones are only archives).
 func keptBundles(t *testing.T) string {
@@ -148,13 +161,7 @@ func TestPRTierScenarios(t *testing.T) {
 			require.NoError(t, err)
 			o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: c})
 			require.NoError(t, err)
-			if !o.Pass {
-				t.Logf("failing bundle kept: %s", o.Dir)
-			}
-			for _, r := range o.Results {
-				require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
-			}
-			require.True(t, o.Pass, "run error: %v", o.Err)
+			requirePass(t, o)
 			t.Logf("%s passed in %v", sc.Name, o.Duration.Round(time.Millisecond))
 		})
 	}

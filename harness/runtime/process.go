@@ -86,7 +86,7 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string) (Binarie
 		return b, err
 	}
 	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master, &b.Versity, &b.FakeS3} {
-		sum, err := fileSHA256(x.Path)
+		sum, err := FileSHA256(x.Path)
 		if err != nil {
 			return b, err
 		}
@@ -95,7 +95,8 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string) (Binarie
 	return b, nil
 }
 
-func fileSHA256(path string) (string, error) {
+// FileSHA256 is the hex SHA-256 of a file (a binary, for the bundle and the images).
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
