@@ -168,7 +168,8 @@ func decodeBody(r io.Reader, v Visitor, h *Header) (b body, _ error) {
 				return b, fmt.Errorf("chunk %d object %d: %w", c, i, rr.err)
 			}
 			if haveLast && !(lastTenant < k.Tenant || (lastTenant == k.Tenant && string(lastKey) < k.Key)) {
-				return b, malformed("object %s after %s: not ascending", k, state.ObjectKey{Tenant: lastTenant, Key: string(lastKey)})
+				// By position: a tenant key is never in an error (errors are logged).
+				return b, malformed("chunk %d object %d: its key does not ascend from the previous object's", c, i)
 			}
 			lastTenant, lastKey, haveLast = k.Tenant, append(lastKey[:0], k.Key...), true
 			if v.Object != nil {

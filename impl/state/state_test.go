@@ -250,3 +250,22 @@ func BenchmarkCapture1M(b *testing.B) {
 		_ = s.Capture()
 	}
 }
+
+// Errors reach logs, and the RFC forbids logging tenant keys: the builder
+// names a misplaced object, or one on an unknown segment, by its position.
+func TestBuilderErrorsNameNoTenantKey(t *testing.T) {
+	b := NewBuilder()
+	require.NoError(t, b.AddSegment(memSeg("s1")))
+	require.NoError(t, b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "zz-private-key"}, obj("s1", 1)))
+	err := b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "aa-private-key"}, obj("s1", 2))
+	require.ErrorIs(t, err, ErrMalformed)
+	require.NotContains(t, err.Error(), "private-key")
+	require.NotContains(t, err.Error(), "tenant-secret")
+	require.Contains(t, err.Error(), "object 1")
+
+	b = NewBuilder()
+	err = b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "k-private"}, obj("nowhere", 1))
+	require.ErrorIs(t, err, ErrSegmentNotFound)
+	require.NotContains(t, err.Error(), "k-private")
+	require.NotContains(t, err.Error(), "tenant-secret")
+}
