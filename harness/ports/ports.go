@@ -5,7 +5,11 @@ package ports
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 )
 
 // Host is the only address the harness binds.
@@ -13,6 +17,12 @@ const Host = "127.0.0.1"
 
 // Free returns n distinct ports that were free a moment ago. All n listeners
 // are held open together before any is closed, so the n ports differ.
+//
+// The ports are drawn at random below the kernel's ephemeral range, not
+// from it (port 0): the kernel hands ephemeral ports to every outgoing
+// connection as its source port, so a port from that range, free when
+// drawn, is often taken by some client's connection before the process it
+// was meant for binds it ("address already in use" under a busy CI).
 func Free(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
@@ -20,9 +30,10 @@ func Free(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
+	lo, hi := drawRange()
 	out := make([]int, 0, n)
 	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", net.JoinHostPort(Host, "0"))
+		l, err := listenBelowEphemeral(lo, hi)
 		if err != nil {
 			return nil, fmt.Errorf("allocate port: %w", err)
 		}
@@ -30,6 +41,37 @@ func Free(n int) ([]int, error) {
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
 	return out, nil
+}
+
+// drawRange is [10000, first ephemeral port), or nothing (0, 0) when the
+// ephemeral range starts too low to leave room.
+func drawRange() (lo, hi int) {
+	lo, hi = 10000, 32768
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				hi = v
+			}
+		}
+	}
+	if hi-lo < 2000 {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// listenBelowEphemeral binds a random free port of [lo, hi), falling back
+// to one the kernel picks.
+func listenBelowEphemeral(lo, hi int) (net.Listener, error) {
+	if hi > lo {
+		for try := 0; try < 64; try++ {
+			port := lo + rand.IntN(hi-lo)
+			if l, err := net.Listen("tcp", net.JoinHostPort(Host, strconv.Itoa(port))); err == nil {
+				return l, nil
+			}
+		}
+	}
+	return net.Listen("tcp", net.JoinHostPort(Host, "0"))
 }
 
 // Addr is "127.0.0.1:port".
