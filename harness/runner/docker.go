@@ -60,5 +60,6 @@ func (r *run) useDocker(ctx context.Context, group *proc.Group, bins runtime.Bin
 		return err
 	}
 	group.Launcher = eng
+	r.dockerRun = runID
 	return nil
 }

@@ -52,6 +52,9 @@ type Outcome struct {
 	Results  []audit.Result
 	Err      error // the run itself failed (the bundle says where)
 	Duration time.Duration
+	// DockerRun is the run id its containers, network and run image were
+	// labelled and named with (docker runtime only).
+	DockerRun string
 }
 
 // run is one run's live state.
@@ -78,6 +81,8 @@ type run struct {
 	current  string
 	prog     *progress
 	binaries runtime.Binaries
+	// dockerRun is the docker engine's run id (labels, names) on the docker runtime.
+	dockerRun string
 	// generations counts traffic starts, so each start draws fresh keys.
 	generations int
 	// base is what the scenario's legacy import brings (nil: none).
@@ -129,7 +134,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err != nil {
 		return nil, err
 	}
-	out.Err, out.Duration = runErr, time.Since(start)
+	out.Err, out.Duration, out.DockerRun = runErr, time.Since(start), r.dockerRun
 	return out, nil
 }
 

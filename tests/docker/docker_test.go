@@ -1,9 +1,11 @@
-package runner
+// Package dockertest runs scenarios on the docker runtime, in a package of
+// its own so it goes beside the process runtime's pr tier (harness/runner)
+// rather than after it.
+package dockertest
 
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/testcontainers/testcontainers-go"
 
+	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/docker"
+	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -66,31 +70,33 @@ func TestDockerRuntimeScenarios(t *testing.T) {
 	for _, f := range extra {
 		files = append(files, filepath.Join("docker", filepath.Base(f)))
 	}
-	c := cache(t)
+	c, err := bin.NewCache(".", nil)
+	require.NoError(t, err)
+	out, err := filepath.Abs("../../artifacts/test-bundles")
+	require.NoError(t, err)
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			sc, err := scenario.Load(filepath.Join("../../scenarios", f))
 			require.NoError(t, err)
-			o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: c, Runtime: "docker"})
+			o, err := runner.Run(ctx, sc, runner.Options{Out: out, Cache: c, Runtime: "docker"})
 			require.NoError(t, err)
-			requirePass(t, o)
+			if !o.Pass {
+				t.Logf("failing bundle kept: %s", o.Dir)
+			}
+			for _, r := range o.Results {
+				require.True(t, r.Pass, "%s: %s %v", r.Name, r.Summary, r.Evidence)
+			}
+			require.True(t, o.Pass, "run error: %v", o.Err)
 			b, err := bundle.Open(o.Archive)
 			require.NoError(t, err)
 			defer b.Close()
 			require.Equal(t, "docker", b.Meta.Runtime)
 			require.Positive(t, b.Meta.BootMS)
 			t.Logf("%s passed on docker in %v (boot %d ms)", sc.Name, o.Duration.Round(time.Millisecond), b.Meta.BootMS)
-			run := dockerRunID(o.Archive)
-			require.Empty(t, dockerLeftovers(t, run), "the run left docker objects behind")
+			require.NotEmpty(t, o.DockerRun)
+			require.Empty(t, dockerLeftovers(t, o.DockerRun), "the run left docker objects behind")
 		})
 	}
-}
-
-// dockerRunID is the run id the runner gave the engine for the bundle at
-// archive (useDocker).
-func dockerRunID(archive string) string {
-	base := strings.TrimSuffix(filepath.Base(archive), ".tar.gz")
-	return "oplogha-" + unsafeName.ReplaceAllString(strings.ToLower(base), "-")
 }
