@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test nightly swarm tools fuzz bench vet clean $(CHAOS)
+.PHONY: all demo test nightly swarm tools images fuzz bench vet clean $(CHAOS)
 
 all: vet test
 
@@ -19,6 +19,10 @@ $(CHAOS):
 ## tools: build etcd, toxiproxy, versitygw and gotestsum into the cache (once per version)
 tools: $(CHAOS)
 	@$(CHAOS) tools
+
+## images: the docker runtime's images (FROM scratch around each tool; once per version; needs a Docker engine)
+images: $(CHAOS)
+	@$(CHAOS) tools --images
 
 ## demo: run the smoke scenario on the process runtime and keep its bundle
 demo: $(CHAOS)
