@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -88,8 +89,19 @@ func ReadHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace
 			}
 		}
 	}()
-	for wr := range cli.Watch(wctx, ks.Root()+"/", clientv3.WithPrefix(), clientv3.WithRev(from)) {
+	next, retries := from, 0
+watch:
+	for wr := range cli.Watch(wctx, ks.Root()+"/", clientv3.WithPrefix(), clientv3.WithRev(next)) {
 		if err := wr.Err(); err != nil {
+			// An authenticated client's token can expire or be refused by
+			// the member the stream lands on; unary calls refresh it by
+			// themselves, a watch does not. A read refreshes it, and the
+			// watch resumes after the last event written.
+			if retries < 3 && strings.Contains(err.Error(), "invalid auth token") {
+				retries++
+				_, _ = cli.Get(wctx, ks.Root()+"/durable_prefix")
+				goto watch
+			}
 			return n, fmt.Errorf("watch history: %w", err)
 		}
 		for _, ev := range wr.Events {
@@ -106,6 +118,7 @@ func ReadHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace
 				return n, err
 			}
 			n++
+			next = ev.Kv.ModRevision + 1
 		}
 		if wr.IsProgressNotify() && wr.Header.Revision >= upto {
 			return n, bw.Flush()

@@ -50,7 +50,7 @@ func dockerLeftovers(t *testing.T, run string) []string {
 }
 
 // TestDockerRuntimeScenarios runs, on the docker runtime, the smoke
-// scenario, four crash windows and the TLS + auth smoke of the pr tier — the same files the
+// scenario and four crash windows of the pr tier — the same files the
 // process runtime runs in TestPRTierScenarios, so the verdicts compare —
 // and the scenarios only containers allow (scenarios/docker: partitions by
 // network disconnect). Every audit must pass, the bundle must say docker
@@ -68,7 +68,7 @@ func TestDockerRuntimeScenarios(t *testing.T) {
 	// on docker, and the second master recovered from it where the scenario
 	// asserts the complete OpLog (bundle crash-after-gc-seed21, runtime docker).
 	files := []string{"pr/smoke.yaml", "pr/crash-after-append.yaml", "pr/crash-after-floor.yaml",
-		"pr/lease-lost-before-cas.yaml", "pr/promotion-after-capture.yaml", "pr/smoke-secure.yaml"}
+		"pr/lease-lost-before-cas.yaml", "pr/promotion-after-capture.yaml"}
 	extra, err := filepath.Glob("../../scenarios/docker/*.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, extra)
