@@ -46,13 +46,16 @@ type Env interface {
 	// directly (not through any link): corruption behind the masters' back.
 	EtcdGet(ctx context.Context, suffix string) ([]byte, error)
 	EtcdPut(ctx context.Context, suffix string, value []byte) (revision int64, err error)
+	// EtcdRevision is etcd's current revision, read linearizably.
+	EtcdRevision(ctx context.Context) (int64, error)
 	// StoreFile is the file behind a stored object, for corruption behind
 	// the S3 server's back.
 	StoreFile(key string) (string, error)
 	// WorkDir is a master's snapshot work directory.
 	WorkDir(master string) (string, error)
-	// RevokeWriterLease revokes the lease holding /snapshot/writer and says whose it was.
-	RevokeWriterLease(ctx context.Context, wait time.Duration) (holder string, err error)
+	// RevokeWriterLease revokes the lease holding /snapshot/writer (held by
+	// node, when not empty) and says whose it was.
+	RevokeWriterLease(ctx context.Context, node string, wait time.Duration) (holder string, err error)
 	// Prune publishes the floor at the older of two valid pointers and
 	// deletes the batches it covers, as the retention cycle would.
 	Prune(ctx context.Context) (floor uint64, deleted int64, err error)
@@ -99,7 +102,7 @@ var Kinds = map[string]string{
 	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
 	"garbage":          "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, snapshot/writer|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes a stray writer or leader key; pointers and objects have no heal (a publication repairs)",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
-	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder): the holder's next pointer CAS must fail; no heal",
+	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder; with a target, for that master to hold it): the holder's next pointer CAS must fail; no heal",
 	"compact-defrag":   "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member in turn and disarm any alarm (the run keeps the history first); no heal",
 	"prune":            "act as the retention cycle once: with two valid pointers, CAS the floor to the older one and range-delete the batches it covers; no heal",
 }
@@ -114,7 +117,23 @@ type Injected struct {
 	// HealRevisions are the etcd revisions its heal wrote (a garbage record
 	// restored or a stray key deleted): the harness's writes too.
 	HealRevisions []int64
-	heal          func(ctx context.Context) error
+	// Corrupted are the snapshot ids whose objects the fault damaged behind
+	// the store, and AtRevision etcd's revision once it had: an audit can
+	// then tell a floor moved onto a snapshot known to be bad.
+	Corrupted  []string
+	AtRevision int64
+	heal       func(ctx context.Context) error
+}
+
+// corrupted records that the fault damaged snapshot id, as of etcd's
+// revision now.
+func (in *Injected) corrupted(ctx context.Context, env Env, id string) error {
+	rev, err := env.EtcdRevision(ctx)
+	if err != nil {
+		return err
+	}
+	in.Corrupted, in.AtRevision = append(in.Corrupted, id), rev
+	return nil
 }
 
 // Heal undoes the fault (a no-op for faults with nothing to undo).
@@ -304,11 +323,14 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			return nil, err
 		}
 	case "corrupt-snapshot":
-		target, err := corruptSnapshot(ctx, env, s.Target)
+		target, id, err := corruptSnapshot(ctx, env, s.Target)
 		if err != nil {
 			return nil, err
 		}
 		in.Targets = []string{target}
+		if err := in.corrupted(ctx, env, id); err != nil {
+			return nil, err
+		}
 	case "prune":
 		floor, deleted, err := env.Prune(ctx)
 		if err != nil {
@@ -322,7 +344,15 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		}
 		in.Targets = []string{report}
 	case "revoke-lease":
-		holder, err := env.RevokeWriterLease(ctx, 20*time.Second)
+		node := ""
+		if s.Target != "" {
+			n, err := ResolveNode(ctx, env, s.Target)
+			if err != nil {
+				return nil, err
+			}
+			node = n
+		}
+		holder, err := env.RevokeWriterLease(ctx, node, 20*time.Second)
 		if err != nil {
 			return nil, err
 		}

@@ -85,12 +85,12 @@ func injectGarbage(ctx context.Context, env Env, s Spec, in *Injected) error {
 		form = GarbageForms[rnd.IntN(len(GarbageForms))]
 	}
 	if t.Object != "" {
-		desc, err := garbageObject(ctx, env, rnd, t, form)
+		desc, id, err := garbageObject(ctx, env, rnd, t, form)
 		if err != nil {
 			return err
 		}
 		in.Targets = []string{desc}
-		return nil
+		return in.corrupted(ctx, env, id)
 	}
 	return garbageKey(ctx, env, rnd, t, form, in)
 }
@@ -366,34 +366,34 @@ func renameField(rnd *rand.Rand, orig []byte) ([]byte, error) {
 
 // garbageObject overwrites one object of the snapshot a pointer names, in
 // the file behind the S3 server.
-func garbageObject(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, form string) (string, error) {
+func garbageObject(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, form string) (desc, id string, err error) {
 	prefix, id, err := pointerPrefix(ctx, env, t.Slot)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	rel := t.Object
 	if t.Object == "chunk" {
 		dir, err := env.StoreFile(path.Join(prefix, "chunks") + "/")
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		chunks, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
 		if len(chunks) == 0 {
-			return "", fmt.Errorf("%w: snapshot %s has no chunk on disk", ErrUnavailable, id)
+			return "", "", fmt.Errorf("%w: snapshot %s has no chunk on disk", ErrUnavailable, id)
 		}
 		sort.Strings(chunks)
 		rel = "chunks/" + filepath.Base(chunks[rnd.IntN(len(chunks))])
 	}
 	file, err := env.StoreFile(path.Join(prefix, rel))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	orig, err := os.ReadFile(file)
 	if os.IsNotExist(err) {
-		return "", fmt.Errorf("%w: %s/%s is not on disk", ErrUnavailable, id, rel)
+		return "", "", fmt.Errorf("%w: %s/%s is not on disk", ErrUnavailable, id, rel)
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var garbage []byte
 	how := form
@@ -407,18 +407,18 @@ func garbageObject(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget
 	case FormWrongFields:
 		garbage, how, err = objectWrongFields(ctx, env, rnd, t, rel, orig)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 	if bytes.Equal(garbage, orig) {
-		return "", fmt.Errorf("garbage for %s/%s equals its content", id, rel)
+		return "", "", fmt.Errorf("garbage for %s/%s equals its content", id, rel)
 	}
 	// Same file, truncated and rewritten: the server's metadata (its stored
 	// checksum) stays as it was, as it would for rot behind its back.
 	if err := os.WriteFile(file, garbage, 0o644); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return fmt.Sprintf("%s %s/%s %s (%d bytes, was %d)", t.Slot, id, rel, how, len(garbage), len(orig)), nil
+	return fmt.Sprintf("%s %s/%s %s (%d bytes, was %d)", t.Slot, id, rel, how, len(garbage), len(orig)), id, nil
 }
 
 // objectWrongFields is the other pointer's snapshot's same-named object

@@ -43,6 +43,10 @@ type Event struct {
 	OK     bool   `json:"ok"`
 	// Revisions are etcd revisions this event wrote (injected corruption).
 	Revisions []int64 `json:"revisions,omitempty"`
+	// Corrupted are snapshot ids whose objects this event damaged behind
+	// the store, and EtcdRevision etcd's revision once it had.
+	Corrupted    []string `json:"corrupted,omitempty"`
+	EtcdRevision int64    `json:"etcd_rev,omitempty"`
 }
 
 // Input is everything the audits read.
@@ -120,6 +124,9 @@ type Result struct {
 	Pass     bool     `json:"pass"`
 	Summary  string   `json:"summary"`
 	Evidence []string `json:"evidence,omitempty"`
+	// Exercised counts, by invariant id (and "id: what" for finer counts),
+	// how often the run put an invariant to the test (Invariant.Exercise).
+	Exercised map[string]int `json:"exercised,omitempty"`
 }
 
 // Check is one named audit.

@@ -7,13 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/client"
-	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/oplog"
-	"github.com/oplogha/oplogha/impl/publish"
-	"github.com/oplogha/oplogha/impl/snapshot"
-	"github.com/oplogha/oplogha/impl/state"
 )
 
 func op(kind, key, outcome string, invoke, complete int64) history.Op {
@@ -94,135 +88,6 @@ func TestLinearizability(t *testing.T) {
 	require.NotContains(t, evidence0(r), "key t/a", "only the broken key is named")
 }
 
-// revs builds an MVCC history with one revision per append.
-type revs struct {
-	ks     keyspace.Keyspace
-	rev    int64
-	events []etcddump.Event
-	prefix oplog.DurablePrefix
-}
-
-func (r *revs) put(key string, value []byte, version int64) {
-	r.events = append(r.events, etcddump.Event{Revision: r.rev, Type: "put", Key: key, Value: value, Version: version, CreateRevision: r.rev})
-}
-
-func (r *revs) claim(view uint64) {
-	r.rev++
-	r.put(r.ks.ProducerView(), oplog.EncodeProducerView(view), int64(view))
-	if view == 1 {
-		r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 1)
-	}
-}
-
-func (r *revs) appendBatch() {
-	r.rev++
-	b := state.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1, Entries: []state.Entry{state.Remove("t", "k")}}
-	rec, _ := oplog.EncodeBatch(b)
-	r.put(r.ks.Batch(b.ID), rec, 1)
-	r.prefix = oplog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
-	r.put(r.ks.DurablePrefix(), r.prefix.Encode(), 2)
-}
-
-func (r *revs) floor(n uint64) {
-	r.rev++
-	r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: n}.Encode(), 1)
-}
-
-func (r *revs) deleteBatch(id uint64) {
-	r.rev++
-	r.events = append(r.events, etcddump.Event{Revision: r.rev, Type: "delete", Key: r.ks.Batch(id)})
-}
-
-func goodHistory() *revs {
-	r := &revs{ks: keyspace.Must("c")}
-	r.claim(1)
-	for i := 0; i < 5; i++ {
-		r.appendBatch()
-	}
-	r.claim(2)
-	r.appendBatch()
-	r.floor(3)
-	r.deleteBatch(1)
-	r.deleteBatch(2)
-	r.deleteBatch(3)
-	return r
-}
-
-func TestKeyspaceOrder(t *testing.T) {
-	good := goodHistory()
-	res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: good.events})
-	require.True(t, res.Pass, evidence0(res))
-
-	cases := map[string]struct {
-		mutate func(r *revs)
-		want   string
-	}{
-		"view regresses":     {func(r *revs) { r.claim(1) }, "producer view went from 2 to 1"},
-		"delete above floor": {func(r *revs) { r.deleteBatch(5) }, "batch 5 deleted above the floor 3"},
-		"floor decreases":    {func(r *revs) { r.floor(2) }, "compaction floor decreased from 3 to 2"},
-		"batch overwritten": {func(r *revs) {
-			r.rev++
-			rec, _ := oplog.EncodeBatch(state.Batch{ID: 2, FirstSeq: 2, LastSeq: 2, Entries: []state.Entry{state.Remove("t", "x")}})
-			r.put(r.ks.Batch(2), rec, 2)
-		}, "batch 2 overwritten"},
-		"prefix jumps": {func(r *revs) {
-			r.rev++
-			r.prefix = oplog.DurablePrefix{BatchID: r.prefix.BatchID + 1, LastSeq: r.prefix.LastSeq + 1}
-			rec, _ := oplog.EncodeBatch(state.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1, Entries: []state.Entry{state.Remove("t", "x")}})
-			r.put(r.ks.Batch(r.prefix.BatchID+1), rec, 1)
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: r.prefix.BatchID + 1, LastSeq: r.prefix.LastSeq + 1}.Encode(), 9)
-		}, "durable prefix jumped"},
-		"batch without prefix": {func(r *revs) {
-			r.rev++
-			rec, _ := oplog.EncodeBatch(state.Batch{ID: 7, FirstSeq: 7, LastSeq: 7, Entries: []state.Entry{state.Remove("t", "x")}})
-			r.put(r.ks.Batch(7), rec, 1)
-		}, "batch 7 written without moving the durable prefix"},
-		"corrupt batch": {func(r *revs) {
-			r.rev++
-			r.put(r.ks.Batch(7), []byte("[1,7"), 1)
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: 7, LastSeq: 7}.Encode(), 9)
-		}, "batch 7 does not decode"},
-		"prefix reset": {func(r *revs) {
-			r.rev++
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 9)
-		}, "durable prefix reset to the zero state"},
-		"stray key": {func(r *revs) {
-			r.rev++
-			r.put(r.ks.Root()+"/scratch", []byte("x"), 1)
-		}, "unexpected key"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			r := goodHistory()
-			tc.mutate(r)
-			res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
-			require.False(t, res.Pass)
-			require.Contains(t, evidence0(res), tc.want)
-		})
-	}
-	t.Run("delete before any floor", func(t *testing.T) {
-		r := &revs{ks: keyspace.Must("c")}
-		r.claim(1)
-		r.appendBatch()
-		r.appendBatch()
-		r.deleteBatch(1)
-		res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
-		require.False(t, res.Pass)
-		require.Contains(t, evidence0(res), "batch 1 deleted while no compaction floor was published")
-	})
-	t.Run("delete in the floor's own revision", func(t *testing.T) {
-		r := &revs{ks: keyspace.Must("c")}
-		r.claim(1)
-		r.appendBatch()
-		r.appendBatch()
-		r.floor(1)
-		r.events = append(r.events, etcddump.Event{Revision: r.rev, Type: "delete", Key: r.ks.Batch(1)})
-		res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
-		require.False(t, res.Pass)
-		require.Contains(t, evidence0(res), "in the revision that published the floor")
-	})
-}
-
 func TestConvergenceAndMinimumWork(t *testing.T) {
 	a, b := nodeWith(nil), nodeWith(nil)
 	b.Name, b.State.Digest = "master-1", "other"
@@ -253,54 +118,6 @@ func TestRecoverySource(t *testing.T) {
 	require.False(t, r.Pass)
 	require.Contains(t, evidence0(r), `bootstrapped from "oplog", expected one of [latest]`)
 	require.False(t, RecoverySource(&Input{Nodes: []Node{n}}).Pass, "no expectation is no pass")
-}
-
-func pointerJSON(t *testing.T, batch uint64) []byte {
-	t.Helper()
-	id := snapshot.ID{BatchID: batch, Lease: 1, Random: "00112233445566aa"} // deterministic: equal batches, equal pointers
-	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch, ProducerViewVersion: 1,
-		PayloadSize: 10, PayloadChecksum: snapshot.CRC64NVME(batch), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
-	b, err := p.Encode()
-	require.NoError(t, err)
-	return b
-}
-
-func TestKeyspaceOrderPointerRules(t *testing.T) {
-	base := func() *revs {
-		r := goodHistory()
-		r.rev++
-		r.put(r.ks.SnapshotLatest(), pointerJSON(t, 2), 1)
-		r.rev++
-		r.put(r.ks.SnapshotLatest(), pointerJSON(t, 4), 2)
-		r.put(r.ks.SnapshotFallback(), pointerJSON(t, 2), 1)
-		return r
-	}
-	res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: base().events})
-	require.True(t, res.Pass, evidence0(res))
-	require.Contains(t, res.Summary, "2 pointer publications")
-
-	r := base()
-	r.rev++
-	r.put(r.ks.SnapshotLatest(), pointerJSON(t, 3), 3)
-	r.put(r.ks.SnapshotFallback(), pointerJSON(t, 4), 2)
-	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
-	require.False(t, res.Pass)
-	require.Contains(t, evidence0(res), "latest pointer regressed from batch 4 to 3")
-
-	r = base()
-	r.rev++
-	r.put(r.ks.SnapshotLatest(), pointerJSON(t, 6), 3)
-	r.put(r.ks.SnapshotFallback(), pointerJSON(t, 2), 2) // not the latest it replaced
-	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
-	require.False(t, res.Pass)
-	require.Contains(t, evidence0(res), "fallback written with a value latest did not hold")
-
-	r = base()
-	r.rev++
-	r.put(r.ks.SnapshotLatest(), []byte("junk"), 3)
-	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
-	require.False(t, res.Pass)
-	require.Contains(t, evidence0(res), "latest pointer written malformed")
 }
 
 func TestAcknowledgedDataWithARefusedDuplicatePut(t *testing.T) {

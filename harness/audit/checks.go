@@ -130,9 +130,19 @@ func ObjectsAudit(in *Input) Result {
 			parts = append(parts, p.Slot+" "+p.SnapshotID+" verified")
 		}
 	}
+	sampled := 0
+	for _, x := range in.Retention {
+		if x.Groups < 0 {
+			continue
+		}
+		sampled++
+		for _, m := range x.MissingTargets {
+			ev.add("[pointer-targets-present] at %s: the %s pointer names a snapshot the store no longer holds (the pointer was unchanged before and after the listing)", seconds(x.At), m)
+		}
+	}
 	summary := fmt.Sprintf("%s: %d snapshot groups, %d objects, %d bytes", in.Objects.Store, in.Objects.Snapshots, in.Objects.Objects, in.Objects.Bytes)
 	if len(parts) > 0 {
 		summary += "; " + strings.Join(parts, ", ")
 	}
-	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list()}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: map[string]int{"pointer-targets-present": sampled + len(in.Objects.Pointers)}}
 }

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
@@ -9,268 +10,602 @@ import (
 	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-// KeyspaceOrder replays etcd's MVCC history of the namespace, revision by
-// revision, and checks the OpLog protocol's ordering rules:
-//   - the producer view only grows, and is always canonical;
-//   - the durable prefix starts at the zero state or batch 1 and moves one
-//     batch at a time, in the same revision as the put of exactly that batch,
-//     whose sequence continues the previous prefix;
-//   - a batch key is written once and never overwritten;
-//   - a batch is deleted only when a compaction floor covering it was
-//     committed at an earlier revision, and never the prefix's batch;
-//   - the floor never decreases;
-//   - the latest pointer's cursor only grows, and a fallback is only ever
-//     written with the value latest held just before (rotation);
-//   - a legacy import is recorded at most once, into a namespace whose
-//     prefix was still zero, in one revision that moves the prefix to batch 1
-//     at the record's sequence, puts the floor at 1 and the latest pointer
-//     at that cursor, and writes no batch.
+// KeyspaceOrder replays etcd's MVCC history of the namespace revision by
+// revision, keeping a model of the namespace as of each revision, and checks
+// every keyspace-order invariant of Invariants against the revision and the
+// model just before it. Evidence lines start with the invariant's id.
 //
-// Revisions the harness itself wrote (fault events' Revisions) are skipped.
+// Revisions the harness itself wrote (fault events' Revisions) update the
+// model without being judged: what the system does next must cope with them.
 func KeyspaceOrder(in *Input) Result {
 	ks, err := keyspace.New(in.ClusterID)
 	if err != nil {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}
-	var ev evidence
-	injected := map[int64]bool{}
-	for _, e := range in.Events {
-		for _, r := range e.Revisions {
-			injected[r] = true
-		}
-	}
-	var (
-		view       uint64
-		prefix     *oplog.DurablePrefix
-		floor      uint64
-		floorRev   int64
-		hasFloor   bool
-		batches    int
-		deletes    int
-		viewPuts   int
-		prefixPuts int
-		latestRaw  []byte
-		latestCur  *state.Cursor
-		pubs       int
-		imports    int
-	)
+	r := newReplay(ks, in.Events)
 	events := in.Etcd
 	for i := 0; i < len(events); {
-		rev := events[i].Revision
 		j := i
-		for j < len(events) && events[j].Revision == rev {
+		for j < len(events) && events[j].Revision == events[i].Revision {
 			j++
 		}
-		group := events[i:j]
+		r.revision(events[i:j])
 		i = j
-		if injected[rev] {
-			// The harness wrote this revision (injected corruption): it is not the
-			// system's doing, but what the system does next must cope with it.
-			for _, e := range group {
-				if e.Key == ks.SnapshotLatest() {
-					latestRaw = e.Value
-				}
-			}
-			continue
-		}
-		var batchPuts []state.Batch
-		var prefixPut *oplog.DurablePrefix
-		var importPut *legacy.Marker
-		prevLatest := latestRaw
-		for _, e := range group {
-			switch {
-			case e.Key == ks.SnapshotLatest():
-				if e.Type != "put" {
-					ev.add("rev %d: latest pointer deleted", rev)
-					continue
-				}
-				pubs++
-				latestRaw = e.Value
-				p, err := publish.DecodePointer(e.Value)
-				if err != nil {
-					ev.add("rev %d: latest pointer written malformed: %v", rev, err)
-					continue
-				}
-				c := p.Cursor()
-				if latestCur != nil && c.BatchID <= latestCur.BatchID {
-					ev.add("rev %d: latest pointer regressed from batch %d to %d (%s)", rev, latestCur.BatchID, c.BatchID, p.SnapshotID)
-				}
-				latestCur = &c
-			case e.Key == ks.SnapshotFallback():
-				if e.Type != "put" {
-					ev.add("rev %d: fallback pointer deleted", rev)
-					continue
-				}
-				if prevLatest == nil || string(e.Value) != string(prevLatest) {
-					ev.add("rev %d: fallback written with a value latest did not hold just before", rev)
-				}
-			case e.Key == ks.ProducerView():
-				if e.Type != "put" {
-					ev.add("rev %d: producer view deleted", rev)
-					continue
-				}
-				v, err := oplog.DecodeProducerView(e.Value)
-				if err != nil {
-					ev.add("rev %d: producer view %q: %v", rev, e.Value, err)
-					continue
-				}
-				if v <= view {
-					ev.add("rev %d: producer view went from %d to %d (must grow)", rev, view, v)
-				}
-				view = v
-				viewPuts++
-			case e.Key == ks.DurablePrefix():
-				if e.Type != "put" {
-					ev.add("rev %d: durable prefix deleted", rev)
-					continue
-				}
-				p, err := oplog.DecodeDurablePrefix(e.Value)
-				if err != nil {
-					ev.add("rev %d: durable prefix %q: %v", rev, e.Value, err)
-					continue
-				}
-				prefixPut = &p
-				prefixPuts++
-			case e.Key == ks.LegacyImport():
-				if e.Type != "put" {
-					ev.add("rev %d: legacy import record deleted", rev)
-					continue
-				}
-				if imports++; imports > 1 {
-					ev.add("rev %d: a second legacy import record written", rev)
-				}
-				m, err := legacy.DecodeMarker(e.Value)
-				if err != nil {
-					ev.add("rev %d: legacy import record: %v", rev, err)
-					continue
-				}
-				importPut = &m
-			case e.Key == ks.CompactionFloor():
-				if e.Type != "put" {
-					ev.add("rev %d: compaction floor deleted", rev)
-					continue
-				}
-				f, err := oplog.DecodeFloor(e.Value)
-				if err != nil {
-					ev.add("rev %d: compaction floor %q: %v", rev, e.Value, err)
-					continue
-				}
-				if hasFloor && f.BatchID < floor {
-					ev.add("rev %d: compaction floor decreased from %d to %d", rev, floor, f.BatchID)
-				}
-				floor, floorRev, hasFloor = f.BatchID, rev, true
-			default:
-				id, isBatch := ks.ParseBatch(e.Key)
-				if !isBatch {
-					if !strings.HasPrefix(e.Key, ks.Leader()) && !strings.HasPrefix(e.Key, ks.Root()+"/snapshot/") {
-						ev.add("rev %d: unexpected key %s in the namespace", rev, e.Key)
-					}
-					continue
-				}
-				if e.Type == "delete" {
-					deletes++
-					switch {
-					case !hasFloor:
-						ev.add("rev %d: batch %d deleted while no compaction floor was published", rev, id)
-					case id > floor:
-						ev.add("rev %d: batch %d deleted above the floor %d (floor committed at rev %d)", rev, id, floor, floorRev)
-					case floorRev >= rev:
-						ev.add("rev %d: batch %d deleted in the revision that published the floor", rev, id)
-					}
-					if prefix != nil && id >= prefix.BatchID {
-						ev.add("rev %d: batch %d deleted at or above the durable prefix %d", rev, id, prefix.BatchID)
-					}
-					continue
-				}
-				if e.Version != 1 {
-					ev.add("rev %d: batch %d overwritten (version %d, created at rev %d)", rev, id, e.Version, e.CreateRevision)
-				}
-				b, err := oplog.DecodeBatch(e.Value)
-				if err != nil {
-					ev.add("rev %d: batch %d does not decode: %v", rev, id, err)
-					continue
-				}
-				if b.ID != id {
-					ev.add("rev %d: key of batch %d holds batch %d", rev, id, b.ID)
-				}
-				batchPuts = append(batchPuts, b)
-				batches++
-			}
-		}
-		if importPut != nil {
-			checkImport(&ev, rev, importPut, prefix, prefixPut, len(batchPuts), floorRev == rev && floor == importPut.BatchID, latestCur, prevLatest, latestRaw)
-			if prefixPut != nil {
-				prefix = prefixPut
-			}
-			continue
-		}
-		// An append is one transaction: one batch and the prefix that names it.
-		switch {
-		case prefixPut == nil && len(batchPuts) > 0:
-			ev.add("rev %d: batch %d written without moving the durable prefix", rev, batchPuts[0].ID)
-		case prefixPut != nil && prefixPut.BatchID == 0:
-			if prefix != nil || len(batchPuts) > 0 {
-				ev.add("rev %d: durable prefix reset to the zero state", rev)
-			}
-			prefix = prefixPut
-		case prefixPut != nil:
-			if len(batchPuts) != 1 || batchPuts[0].ID != prefixPut.BatchID || batchPuts[0].LastSeq != prefixPut.LastSeq {
-				ev.add("rev %d: durable prefix moved to batch %d seq %d without exactly that batch in the same transaction (%d batch puts)", rev, prefixPut.BatchID, prefixPut.LastSeq, len(batchPuts))
-			}
-			var last oplog.DurablePrefix
-			if prefix != nil {
-				last = *prefix
-			}
-			if prefixPut.BatchID != last.BatchID+1 {
-				ev.add("rev %d: durable prefix jumped from batch %d to %d", rev, last.BatchID, prefixPut.BatchID)
-			}
-			if len(batchPuts) == 1 && batchPuts[0].FirstSeq != last.LastSeq+1 {
-				ev.add("rev %d: batch %d starts at seq %d, the prefix before it ended at %d", rev, batchPuts[0].ID, batchPuts[0].FirstSeq, last.LastSeq)
-			}
-			prefix = prefixPut
-		}
 	}
-	summary := fmt.Sprintf("%d revisions of history: %d batch appends, %d view claims, %d prefix moves, %d batch deletes, %d pointer publications", len(distinctRevs(events)), batches, viewPuts, prefixPuts, deletes, pubs)
-	if imports > 0 {
-		summary += fmt.Sprintf(", %d legacy import", imports)
-	}
+	r.countFencedOrphans(in.Objects)
 	if len(events) == 0 {
-		ev.add("no etcd history in the bundle")
+		r.ev.add("no etcd history in the bundle")
 	}
-	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list()}
+	summary := fmt.Sprintf("%d revisions of history: %d batch appends, %d view claims, %d prefix moves, %d batch deletes, %d pointer publications",
+		r.revs, r.n["append-continues"], r.n["view-grows"], r.prefixPuts, r.n["delete-under-floor"], r.n["pointers-monotonic"])
+	if k := r.n["legacy-import-once"]; k > 0 {
+		summary += fmt.Sprintf(", %d legacy import", k)
+	}
+	return Result{Pass: r.ev.empty(), Summary: summary, Evidence: r.ev.list(), Exercised: r.n}
+}
+
+// slot is one pointer slot as of a revision.
+type slot struct {
+	raw []byte
+	p   *publish.Pointer // nil when absent or malformed
+}
+
+// writer is the /snapshot/writer key as of a revision.
+type writer struct {
+	token string
+	lease int64
+	rev   int64
+}
+
+// garbled is the last seq of a batch the harness overwrote with garbage.
+const garbled = ^uint64(0)
+
+// replay is the namespace as of the revision being judged.
+type replay struct {
+	ks keyspace.Keyspace
+	ev evidence
+	n  map[string]int // exercised counts by invariant id
+
+	injected  map[int64]bool
+	corrupted map[string]int64 // snapshot id → the revision before which the run corrupted it
+
+	view             uint64
+	viewSet          bool
+	prefix           *oplog.DurablePrefix
+	importedPrefix   bool              // the prefix was set by a legacy import and no batch appended since
+	batches          map[uint64]uint64 // present batch → its last seq
+	batchView        map[uint64]uint64 // batch → the view it was appended under
+	floor            uint64
+	floorRev         int64
+	hasFloor         bool
+	latest, fallback slot
+	writer           *writer
+	writerEnded      map[int64]int64 // lease → revision its writer key went away
+	leases           bool            // the history carries lease ids
+	imported         bool
+	revs, prefixPuts int
+}
+
+func newReplay(ks keyspace.Keyspace, events []Event) *replay {
+	r := &replay{ks: ks, n: map[string]int{}, injected: map[int64]bool{}, corrupted: map[string]int64{},
+		batches: map[uint64]uint64{}, batchView: map[uint64]uint64{}, writerEnded: map[int64]int64{}}
+	for _, e := range events {
+		for _, rev := range e.Revisions {
+			r.injected[rev] = true
+		}
+		for _, id := range e.Corrupted {
+			if old, ok := r.corrupted[id]; !ok || e.EtcdRevision < old {
+				r.corrupted[id] = e.EtcdRevision
+			}
+		}
+	}
+	return r
+}
+
+func (r *replay) add(id string, rev int64, format string, args ...any) {
+	r.ev.add("[%s] rev %d: %s", id, rev, fmt.Sprintf(format, args...))
+}
+
+// change is one revision's writes, sorted by what they touch.
+type change struct {
+	rev       int64
+	batchPuts []state.Batch
+	deletes   []uint64
+	prefix    *oplog.DurablePrefix
+	prefixDel bool
+	view      *uint64
+	floor     *oplog.Floor
+	latest    *slot
+	fallback  *slot
+	writer    *writer
+	writerDel bool
+	marker    *legacy.Marker
+}
+
+// revision judges one revision's events against the model, then applies them.
+func (r *replay) revision(group []etcddump.Event) {
+	rev := group[0].Revision
+	r.revs++
+	injected := r.injected[rev]
+	c := change{rev: rev}
+	for _, e := range group {
+		r.collect(&c, e, injected)
+	}
+	if !injected {
+		r.judge(&c)
+	}
+	r.apply(&c)
+}
+
+// collect sorts one event into c; events that cannot be judged at all
+// (deleting a record that must never go, a value that does not decode) are
+// reported here.
+func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
+	rev, ks := e.Revision, r.ks
+	report := func(id, format string, args ...any) {
+		if !injected {
+			r.add(id, rev, format, args...)
+		}
+	}
+	put := e.Type == "put"
+	switch {
+	case e.Key == ks.SnapshotWriter():
+		if put {
+			c.writer = &writer{token: string(e.Value), lease: e.Lease, rev: rev}
+			r.leases = r.leases || e.Lease != 0
+		} else {
+			c.writerDel = true
+		}
+	case e.Key == ks.SnapshotLatest(), e.Key == ks.SnapshotFallback():
+		name := "latest"
+		if e.Key == ks.SnapshotFallback() {
+			name = "fallback"
+		}
+		if !put {
+			report("pointers-monotonic", "%s pointer deleted", name)
+			s := slot{}
+			r.setSlot(c, name, &s)
+			return
+		}
+		s := slot{raw: e.Value}
+		if p, err := publish.DecodePointer(e.Value); err == nil {
+			s.p = &p
+		} else if name == "latest" {
+			report("pointers-monotonic", "latest pointer written malformed: %v", err)
+		}
+		r.setSlot(c, name, &s)
+	case e.Key == ks.ProducerView():
+		if !put {
+			report("view-grows", "producer view deleted")
+			return
+		}
+		v, err := oplog.DecodeProducerView(e.Value)
+		if err != nil {
+			report("view-grows", "producer view %q: %v", e.Value, err)
+			return
+		}
+		c.view = &v
+	case e.Key == ks.DurablePrefix():
+		if !put {
+			c.prefixDel = true
+			report("prefix-terminal", "durable prefix deleted")
+			return
+		}
+		p, err := oplog.DecodeDurablePrefix(e.Value)
+		if err != nil {
+			report("prefix-terminal", "durable prefix %q: %v", e.Value, err)
+			return
+		}
+		c.prefix = &p
+	case e.Key == ks.LegacyImport():
+		if !put {
+			report("legacy-import-once", "legacy import record deleted")
+			return
+		}
+		m, err := legacy.DecodeMarker(e.Value)
+		if err != nil {
+			report("legacy-import-once", "legacy import record: %v", err)
+			return
+		}
+		c.marker = &m
+	case e.Key == ks.CompactionFloor():
+		if !put {
+			report("floor-monotonic", "compaction floor deleted")
+			return
+		}
+		f, err := oplog.DecodeFloor(e.Value)
+		if err != nil {
+			report("floor-monotonic", "compaction floor %q: %v", e.Value, err)
+			return
+		}
+		c.floor = &f
+	default:
+		id, isBatch := ks.ParseBatch(e.Key)
+		if !isBatch {
+			if !strings.HasPrefix(e.Key, ks.Leader()) && !strings.HasPrefix(e.Key, ks.Root()+"/snapshot/") {
+				report("namespace-keys", "unexpected key %s in the namespace", e.Key)
+			}
+			return
+		}
+		if !put {
+			c.deletes = append(c.deletes, id)
+			return
+		}
+		if e.Version != 1 {
+			report("batch-once", "batch %d overwritten (version %d, created at rev %d)", id, e.Version, e.CreateRevision)
+		}
+		b, err := oplog.DecodeBatch(e.Value)
+		if err != nil {
+			if injected {
+				r.batches[id] = garbled // garbage the harness wrote: present, unreadable
+			} else {
+				report("append-continues", "batch %d does not decode: %v", id, err)
+			}
+			return
+		}
+		if b.ID != id {
+			report("append-continues", "key of batch %d holds batch %d", id, b.ID)
+		}
+		c.batchPuts = append(c.batchPuts, b)
+	}
+}
+
+func (r *replay) setSlot(c *change, name string, s *slot) {
+	if name == "latest" {
+		c.latest = s
+	} else {
+		c.fallback = s
+	}
+}
+
+// judge checks one revision the system wrote against the model before it.
+func (r *replay) judge(c *change) {
+	rev := c.rev
+	if c.view != nil {
+		r.n["view-grows"]++
+		if *c.view <= r.view {
+			r.add("view-grows", rev, "producer view went from %d to %d (must grow)", r.view, *c.view)
+		}
+	}
+	if c.floor != nil {
+		r.judgeFloor(c)
+	}
+	if len(c.deletes) > 0 {
+		r.judgeDeletes(c)
+	}
+	if c.latest != nil || c.fallback != nil {
+		r.judgePointers(c)
+	}
+	if c.marker != nil {
+		r.n["legacy-import-once"]++
+		if r.imported {
+			r.add("legacy-import-once", rev, "a second legacy import record written")
+		}
+		floorPut := c.floor != nil && c.floor.BatchID == c.marker.BatchID
+		checkImport(&r.ev, rev, c.marker, r.prefix, c.prefix, len(c.batchPuts), floorPut, c.latest)
+		return
+	}
+	r.judgeAppend(c)
+}
+
+// judgeAppend: an append is one transaction writing one batch and the
+// prefix that names it; a zero prefix is written only into a namespace
+// that holds nothing else.
+func (r *replay) judgeAppend(c *change) {
+	rev := c.rev
+	switch {
+	case c.prefix == nil && len(c.batchPuts) > 0:
+		r.add("append-continues", rev, "batch %d written without moving the durable prefix", c.batchPuts[0].ID)
+	case c.prefix != nil && c.prefix.BatchID == 0:
+		r.n["no-reinit"]++
+		if r.prefix != nil || len(c.batchPuts) > 0 {
+			r.add("no-reinit", rev, "durable prefix reset to the zero state")
+		} else if residue := r.residue(); residue != "" {
+			r.add("no-reinit", rev, "namespace initialised (zero durable prefix) while it still held %s: residue read as an empty cluster", residue)
+		}
+	case c.prefix != nil:
+		r.n["append-continues"]++
+		b := c.prefix
+		if len(c.batchPuts) != 1 || c.batchPuts[0].ID != b.BatchID || c.batchPuts[0].LastSeq != b.LastSeq {
+			r.add("append-continues", rev, "durable prefix moved to batch %d seq %d without exactly that batch in the same transaction (%d batch puts)", b.BatchID, b.LastSeq, len(c.batchPuts))
+		}
+		var last oplog.DurablePrefix
+		if r.prefix != nil {
+			last = *r.prefix
+		}
+		if b.BatchID != last.BatchID+1 {
+			r.add("append-continues", rev, "durable prefix jumped from batch %d to %d", last.BatchID, b.BatchID)
+		}
+		if len(c.batchPuts) == 1 && c.batchPuts[0].FirstSeq != last.LastSeq+1 {
+			r.add("append-continues", rev, "batch %d starts at seq %d, the prefix before it ended at %d", c.batchPuts[0].ID, c.batchPuts[0].FirstSeq, last.LastSeq)
+		}
+	}
+	for _, b := range c.batchPuts {
+		r.n["batch-once"]++
+		if _, present := r.batches[b.ID]; present {
+			r.add("batch-once", rev, "batch %d written again while present", b.ID)
+		}
+	}
+}
+
+// residue names what the namespace holds besides an election, or "".
+func (r *replay) residue() string {
+	var held []string
+	if r.viewSet {
+		held = append(held, fmt.Sprintf("producer view %d", r.view))
+	}
+	if len(r.batches) > 0 {
+		held = append(held, fmt.Sprintf("%d batch keys", len(r.batches)))
+	}
+	if r.hasFloor {
+		held = append(held, fmt.Sprintf("compaction floor %d", r.floor))
+	}
+	if r.latest.raw != nil || r.fallback.raw != nil {
+		held = append(held, "snapshot pointers")
+	}
+	if r.imported {
+		held = append(held, "a legacy import record")
+	}
+	return strings.Join(held, ", ")
+}
+
+func (r *replay) judgeFloor(c *change) {
+	rev, f := c.rev, c.floor.BatchID
+	r.n["floor-monotonic"]++
+	if r.hasFloor && f < r.floor {
+		r.add("floor-monotonic", rev, "compaction floor decreased from %d to %d", r.floor, f)
+	}
+	if r.hasFloor && f == r.floor || c.marker != nil {
+		return // not a move; an import's floor is checked with the import
+	}
+	r.n["floor-covered"]++
+	r.judgeFenced(rev, fmt.Sprintf("floor moved to %d", f))
+	lat, fb := r.latest.p, r.fallback.p
+	if lat == nil || fb == nil {
+		r.add("floor-covered", rev, "floor moved to %d while %s", f, invalidSlots(r.latest, r.fallback))
+		return
+	}
+	older := fb
+	if lat.LastIncludedBatchID < fb.LastIncludedBatchID {
+		older = lat
+	}
+	if f > older.LastIncludedBatchID {
+		r.add("floor-covered", rev, "floor moved to %d, above the older pointer %s at batch %d", f, older.SnapshotID, older.LastIncludedBatchID)
+	}
+	for _, p := range []*publish.Pointer{lat, fb} {
+		if at, ok := r.corrupted[p.SnapshotID]; ok && at < rev {
+			r.n["floor-verified"]++
+			if f >= p.LastIncludedBatchID && p == older {
+				r.add("floor-verified", rev, "floor moved to %d onto %s, which the run corrupted before rev %d: only one usable snapshot is left above the deleted OpLog", f, p.SnapshotID, at)
+			}
+		}
+	}
+}
+
+func invalidSlots(lat, fb slot) string {
+	var parts []string
+	for _, s := range []struct {
+		name string
+		s    slot
+	}{{"latest", lat}, {"fallback", fb}} {
+		switch {
+		case s.s.raw == nil:
+			parts = append(parts, s.name+" is absent")
+		case s.s.p == nil:
+			parts = append(parts, s.name+" is malformed")
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// judgeFenced: a destructive maintenance step needs the writer key held.
+func (r *replay) judgeFenced(rev int64, what string) {
+	r.n["maintenance-fenced"]++
+	if r.writer == nil {
+		r.add("maintenance-fenced", rev, "%s while no maintenance lease held the writer key%s", what, r.lastWriterEnd())
+	}
+}
+
+func (r *replay) lastWriterEnd() string {
+	var last int64
+	for _, at := range r.writerEnded {
+		last = max(last, at)
+	}
+	if last == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the last holder's key went away at rev %d)", last)
+}
+
+func (r *replay) judgeDeletes(c *change) {
+	rev := c.rev
+	sort.Slice(c.deletes, func(i, j int) bool { return c.deletes[i] < c.deletes[j] })
+	r.judgeFenced(rev, fmt.Sprintf("batches %d..%d deleted", c.deletes[0], c.deletes[len(c.deletes)-1]))
+	for _, id := range c.deletes {
+		r.n["delete-under-floor"]++
+		switch {
+		case c.floor != nil && id <= c.floor.BatchID:
+			r.add("delete-under-floor", rev, "batch %d deleted in the revision that published the floor", id)
+		case !r.hasFloor:
+			r.add("delete-under-floor", rev, "batch %d deleted while no compaction floor was published", id)
+		case id > r.floor:
+			r.add("delete-under-floor", rev, "batch %d deleted above the floor %d (floor committed at rev %d)", id, r.floor, r.floorRev)
+		}
+		if r.prefix != nil && id >= r.prefix.BatchID {
+			r.add("delete-under-floor", rev, "batch %d deleted at or above the durable prefix %d", id, r.prefix.BatchID)
+		}
+	}
+}
+
+func (r *replay) judgePointers(c *change) {
+	rev := c.rev
+	if c.latest != nil && c.latest.raw != nil {
+		r.n["pointers-monotonic"]++
+		if p := c.latest.p; p != nil {
+			if r.latest.p != nil && p.LastIncludedBatchID <= r.latest.p.LastIncludedBatchID {
+				r.add("pointers-monotonic", rev, "latest pointer regressed from batch %d to %d (%s)", r.latest.p.LastIncludedBatchID, p.LastIncludedBatchID, p.SnapshotID)
+			}
+			r.judgePointerWriter(rev, p)
+			if r.hasFloor && c.marker == nil {
+				r.n["pointer-above-floor"]++
+				if p.LastIncludedBatchID < r.floor {
+					r.add("pointer-above-floor", rev, "latest pointer written naming %s at batch %d, below the compaction floor %d", p.SnapshotID, p.LastIncludedBatchID, r.floor)
+				}
+			}
+			if v, ok := r.batchView[p.LastIncludedBatchID]; ok {
+				r.n["pointer-view"]++
+				if v != r.view {
+					r.n["pointer-view across a view change"]++
+				}
+				if p.ProducerViewVersion != v {
+					r.add("pointer-view", rev, "pointer %s records producer view %d, but batch %d was appended under view %d", p.SnapshotID, p.ProducerViewVersion, p.LastIncludedBatchID, v)
+				}
+			}
+		}
+	}
+	if c.fallback != nil && c.fallback.raw != nil {
+		if r.latest.raw == nil || string(c.fallback.raw) != string(r.latest.raw) {
+			r.add("pointers-monotonic", rev, "fallback written with a value latest did not hold just before")
+		}
+	}
+}
+
+// judgePointerWriter: the publication transaction compares the writer
+// token, so the writer key is held at this revision, by the lease the
+// candidate was made under (snapshot ids carry it).
+func (r *replay) judgePointerWriter(rev int64, p *publish.Pointer) {
+	r.n["pointer-fenced"]++
+	id, err := snapshot.ParseID(p.SnapshotID)
+	if err != nil {
+		return // a malformed pointer is reported by the decoder
+	}
+	switch {
+	case r.writer == nil:
+		ended := ""
+		if at, ok := r.writerEnded[id.Lease]; ok {
+			ended = fmt.Sprintf(" (its lease %x lost the writer key at rev %d)", id.Lease, at)
+		}
+		r.add("pointer-fenced", rev, "pointer to %s written while no maintenance lease held the writer key%s", p.SnapshotID, ended)
+	case r.leases && r.writer.lease != id.Lease:
+		r.add("pointer-fenced", rev, "pointer to %s (made under lease %x) written while the writer key was held by lease %x (%s)", p.SnapshotID, id.Lease, r.writer.lease, r.writer.token)
+	}
+}
+
+// apply moves the model to after the revision.
+func (r *replay) apply(c *change) {
+	if c.view != nil {
+		r.view, r.viewSet = *c.view, true
+	}
+	for _, b := range c.batchPuts {
+		r.batches[b.ID] = b.LastSeq
+		r.batchView[b.ID] = r.view
+	}
+	for _, id := range c.deletes {
+		delete(r.batches, id)
+	}
+	if c.floor != nil {
+		if !r.hasFloor || c.floor.BatchID != r.floor {
+			r.floorRev = c.rev
+		}
+		r.floor, r.hasFloor = c.floor.BatchID, true
+	}
+	if c.latest != nil {
+		r.latest = *c.latest
+	}
+	if c.fallback != nil {
+		r.fallback = *c.fallback
+	}
+	if c.writerDel && r.writer != nil {
+		r.writerEnded[r.writer.lease] = c.rev
+		r.n["maintenance-fenced: writer leases that ended"]++
+		r.writer = nil
+	}
+	if c.writer != nil {
+		r.writer = c.writer
+	}
+	if c.marker != nil {
+		r.imported = true
+	}
+	if c.prefixDel {
+		r.prefix = nil
+		if r.injected[c.rev] {
+			r.n["no-reinit"]++ // a history lost by a fault: the window the invariant guards
+		}
+	}
+	if c.prefix != nil {
+		r.prefixPuts++
+		p := *c.prefix
+		r.prefix = &p
+		r.importedPrefix = c.marker != nil
+	}
+	if r.injected[c.rev] || r.prefix == nil || r.prefix.BatchID == 0 || r.importedPrefix {
+		return
+	}
+	if c.prefix != nil || len(c.deletes) > 0 {
+		r.n["prefix-terminal"]++
+		last, ok := r.batches[r.prefix.BatchID]
+		switch {
+		case !ok:
+			r.add("prefix-terminal", c.rev, "the durable prefix's batch %d is not in the OpLog", r.prefix.BatchID)
+		case last != r.prefix.LastSeq && last != garbled:
+			r.add("prefix-terminal", c.rev, "the durable prefix ends at seq %d, its batch %d at seq %d", r.prefix.LastSeq, r.prefix.BatchID, last)
+		}
+	}
+}
+
+// countFencedOrphans counts candidates left in the store by a lease whose
+// writer key went away: publications a fenced holder attempted.
+func (r *replay) countFencedOrphans(objs *StoreReport) {
+	if objs == nil {
+		return
+	}
+	published := map[string]bool{}
+	for _, p := range objs.Pointers {
+		published[p.SnapshotID] = true
+	}
+	seen := map[string]bool{}
+	for _, o := range objs.Listing {
+		for _, part := range strings.Split(o.Key, "/") {
+			id, err := snapshot.ParseID(part)
+			if err != nil || seen[part] {
+				continue
+			}
+			seen[part] = true
+			if _, ended := r.writerEnded[id.Lease]; ended && !published[part] {
+				r.n["pointer-fenced: candidates of fenced holders left as orphans"]++
+			}
+		}
+	}
 }
 
 // checkImport checks the revision that recorded a legacy import: it moved
 // the prefix from the zero state straight to the import cursor, published
 // the floor at batch 1 and the latest pointer at the cursor, and wrote no
 // batch.
-func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *oplog.DurablePrefix, batchPuts int, floorPut bool, latest *state.Cursor, prevLatest, latestRaw []byte) {
+func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *oplog.DurablePrefix, batchPuts int, floorPut bool, latest *slot) {
+	bad := func(format string, args ...any) {
+		ev.add("[legacy-import-once] rev %d: %s", rev, fmt.Sprintf(format, args...))
+	}
 	if before != nil && before.BatchID != 0 {
-		ev.add("rev %d: legacy import recorded after the durable prefix reached batch %d", rev, before.BatchID)
+		bad("legacy import recorded after the durable prefix reached batch %d", before.BatchID)
 	}
 	if after == nil || after.BatchID != m.BatchID || after.LastSeq != m.LastSeq {
-		ev.add("rev %d: legacy import recorded without moving the durable prefix to batch %d seq %d", rev, m.BatchID, m.LastSeq)
+		bad("legacy import recorded without moving the durable prefix to batch %d seq %d", m.BatchID, m.LastSeq)
 	}
 	if batchPuts > 0 {
-		ev.add("rev %d: legacy import wrote %d batch keys", rev, batchPuts)
+		bad("legacy import wrote %d batch keys", batchPuts)
 	}
 	if !floorPut {
-		ev.add("rev %d: legacy import did not publish the compaction floor at batch %d in the same revision", rev, m.BatchID)
+		bad("legacy import did not publish the compaction floor at batch %d in the same revision", m.BatchID)
 	}
-	if string(prevLatest) == string(latestRaw) || latest == nil || *latest != (state.Cursor{BatchID: m.BatchID, Seq: m.LastSeq}) {
-		ev.add("rev %d: legacy import did not publish the latest pointer at batch %d seq %d", rev, m.BatchID, m.LastSeq)
-	} else if p, err := publish.DecodePointer(latestRaw); err != nil || p.SnapshotID != m.SnapshotID {
-		ev.add("rev %d: legacy import record names snapshot %s, the latest pointer another", rev, m.SnapshotID)
+	switch {
+	case latest == nil || latest.p == nil || latest.p.Cursor() != (state.Cursor{BatchID: m.BatchID, Seq: m.LastSeq}):
+		bad("legacy import did not publish the latest pointer at batch %d seq %d", m.BatchID, m.LastSeq)
+	case latest.p.SnapshotID != m.SnapshotID:
+		bad("legacy import record names snapshot %s, the latest pointer another", m.SnapshotID)
 	}
-}
-
-func distinctRevs(events []etcddump.Event) map[int64]bool {
-	m := map[int64]bool{}
-	for _, e := range events {
-		m[e.Revision] = true
-	}
-	return m
 }

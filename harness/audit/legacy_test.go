@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
@@ -32,8 +31,9 @@ func importMarker(p publish.Pointer) legacy.Marker {
 
 // importHistory: claim view 1 (zero prefix), the import revision, then two appends.
 func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, ptr []byte) (skipFloor, skipLatest bool)) *revs {
-	r := &revs{ks: keyspace.Must("c")}
+	r := newRevs()
 	r.claim(1)
+	r.lease(7) // the importing primary holds the maintenance lease
 	p, ptr := importPointer(t)
 	m := importMarker(p)
 	skipFloor, skipLatest := false, false
@@ -42,14 +42,14 @@ func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, ptr []byte
 	}
 	r.rev++
 	if !skipLatest {
-		r.put(r.ks.SnapshotLatest(), ptr, 1)
+		r.put(r.ks.SnapshotLatest(), ptr, 0)
 	}
 	if !skipFloor {
-		r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: 1}.Encode(), 1)
+		r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: 1}.Encode(), 0)
 	}
 	r.prefix = oplog.DurablePrefix{BatchID: 1, LastSeq: importSeq}
-	r.put(r.ks.DurablePrefix(), r.prefix.Encode(), 2)
-	r.put(r.ks.LegacyImport(), m.Encode(), 1)
+	r.put(r.ks.DurablePrefix(), r.prefix.Encode(), 0)
+	r.put(r.ks.LegacyImport(), m.Encode(), 0)
 	r.appendBatch()
 	r.appendBatch()
 	return r
@@ -86,7 +86,7 @@ func TestKeyspaceOrderAcceptsAnImport(t *testing.T) {
 	r = importHistory(t, nil)
 	p, _ := importPointer(t)
 	r.rev++
-	r.put(r.ks.LegacyImport(), importMarker(p).Encode(), 2)
+	r.put(r.ks.LegacyImport(), importMarker(p).Encode(), 0)
 	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
 	require.False(t, res.Pass)
 	require.Contains(t, evidence0(res), "a second legacy import record written")

@@ -13,6 +13,9 @@ type RetentionSample struct {
 	Groups    int    `json:"snapshot_groups"` // -1: the run has no snapshot store
 	DBSize    int64  `json:"etcd_db_size"`    // largest member
 	DBInUse   int64  `json:"etcd_db_size_in_use"`
+	// MissingTargets are pointers ("latest ID") that stayed unchanged across
+	// the sample's listing of the store while their snapshot was not in it.
+	MissingTargets []string `json:"missing_targets,omitempty"`
 }
 
 // RetentionMax is the largest value of each sampled series.

@@ -27,6 +27,7 @@ type Event struct {
 	Value          []byte `json:"value,omitempty"`
 	CreateRevision int64  `json:"create_rev"`
 	Version        int64  `json:"version"`
+	Lease          int64  `json:"lease,omitempty"` // the lease a put attached the key to
 }
 
 // Final is the namespace as it stands at the end of a run.
@@ -112,7 +113,7 @@ watch:
 			if ev.Type == clientv3.EventTypeDelete {
 				e.Type = "delete"
 			} else {
-				e.Value = ev.Kv.Value
+				e.Value, e.Lease = ev.Kv.Value, ev.Kv.Lease
 			}
 			if err := enc.Encode(e); err != nil {
 				return n, err

@@ -2,15 +2,21 @@ package runner
 
 import (
 	"context"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/runtime"
+	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
 // samples is the run's retention series, appended by sample.
@@ -71,8 +77,12 @@ func (r *run) sample(ctx context.Context) {
 		if sh, err := r.oplogShape(rctx, cli, ks); err == nil {
 			x := audit.RetentionSample{At: int64(time.Since(r.start)), Floor: sh.Floor, Prefix: sh.Prefix, BatchKeys: sh.Count, Groups: -1}
 			if st != nil {
+				before, berr := readPointers(rctx, cli, ks)
 				if list, err := st.List(rctx, prefix); err == nil {
 					x.Groups = countGroups(list, prefix)
+					if after, aerr := readPointers(rctx, cli, ks); berr == nil && aerr == nil {
+						x.MissingTargets = missingTargets(before, after, list, prefix)
+					}
 				}
 			}
 			for _, m := range r.cluster.Etcd.Status(rctx) {
@@ -97,4 +107,43 @@ func countGroups(list []objstore.Info, prefix string) int {
 		}
 	}
 	return len(ids)
+}
+
+// readPointers reads both pointer slots' raw values in one request.
+func readPointers(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) ([2][]byte, error) {
+	var out [2][]byte
+	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback())).Commit()
+	if err != nil {
+		return out, err
+	}
+	for i := range out {
+		if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
+			out[i] = kvs[0].Value
+		}
+	}
+	return out, nil
+}
+
+// missingTargets names each pointer that stayed the same across a listing
+// (read before and after it) yet whose snapshot's descriptor the listing
+// does not hold: an authoritative snapshot that is gone from the store.
+func missingTargets(before, after [2][]byte, list []objstore.Info, prefix string) []string {
+	have := map[string]bool{}
+	for _, o := range list {
+		have[o.Key] = true
+	}
+	var out []string
+	for i, name := range []string{"latest", "fallback"} {
+		if before[i] == nil || string(before[i]) != string(after[i]) {
+			continue
+		}
+		p, err := publish.DecodePointer(before[i])
+		if err != nil {
+			continue
+		}
+		if !have[p.ObjectPrefix+"/"+snapshot.DescriptorName] {
+			out = append(out, name+" "+p.SnapshotID)
+		}
+	}
+	return out
 }

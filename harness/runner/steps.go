@@ -33,7 +33,12 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 	case "wait":
 		return r.wait(ctx, st.Wait)
 	case "fault":
-		in, err := faults.Inject(ctx, faultEnv{r.env, r}, *st.Fault)
+		spec := *st.Fault
+		// A target may name an earlier fault (its `as`): the node that fault chose.
+		if earlier, ok := r.injectedOrHealed(spec.Target); ok && len(earlier.Targets) > 0 {
+			spec.Target = earlier.Targets[0]
+		}
+		in, err := faults.Inject(ctx, faultEnv{r.env, r}, spec)
 		name := st.As
 		if name == "" {
 			name = fmt.Sprintf("step-%d", st.Line)
@@ -44,7 +49,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		}
 		r.injected[name] = in
 		r.order = append(r.order, name)
-		r.events.addRevisions("fault", st.Fault.Kind, joinTargets(in.Targets), name, in.Revisions)
+		r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in)
 		return nil
 	case "heal":
 		if st.Heal == "all" {
@@ -212,6 +217,8 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			}
 			return true, ""
 		})
+	case "failpoint":
+		return r.waitFailpoint(ctx, w)
 	case "pruned":
 		cli, ks, err := r.etcd()
 		if err != nil {
@@ -240,6 +247,30 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		})
 	}
 	return fmt.Errorf("unknown wait %q", w.For)
+}
+
+// waitFailpoint waits until a failpoint's term has fired the wanted number
+// of times on its node: the window it marks has been reached (and, for a
+// hold term, the node stays in it until the fault is healed).
+func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
+	node, name := w.Node, w.Failpoint
+	if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
+		node = in.Targets[0]
+		if name == "" && in.Spec.Kind == "failpoint" {
+			name = in.Spec.Name
+		}
+	}
+	hits := max(w.Hits, 1)
+	return poll(ctx, func() (bool, string) {
+		n, err := r.env.FailpointHits(ctx, node, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		if !r.env.Running(node) {
+			return false, fmt.Sprintf("%s is not running", node)
+		}
+		return n >= hits, fmt.Sprintf("failpoint %s fired %d of %d times on %s", name, n, hits, node)
+	})
 }
 
 func excludeNote(n string) string {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/client"
 )
@@ -39,6 +40,16 @@ func (t *timeline) addRevisions(kind, name, target, detail string, revs []int64)
 		t.events[len(t.events)-1].Revisions = revs
 		t.mu.Unlock()
 	}
+}
+
+// addFault records a fault that took effect, with what it wrote into etcd
+// and which snapshots it damaged.
+func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected) {
+	t.add(kind, name, target, detail, true)
+	t.mu.Lock()
+	e := &t.events[len(t.events)-1]
+	e.Revisions, e.Corrupted, e.EtcdRevision = in.Revisions, in.Corrupted, in.AtRevision
+	t.mu.Unlock()
 }
 
 func (t *timeline) lastEvent() string {

@@ -3,14 +3,17 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/faults"
@@ -218,6 +221,38 @@ func (e *Env) Failpoint(ctx context.Context, master, name, term string) error {
 	return nil
 }
 
+// FailpointHits is how many times a failpoint's term has fired on a master
+// since it was set (gofail's count): 0 when it is not set, or when the
+// master is not running (a restart clears every failpoint).
+func (e *Env) FailpointHits(ctx context.Context, master, name string) (int, error) {
+	n, ok := e.Node(master)
+	if !ok {
+		return 0, fmt.Errorf("no master %s", master)
+	}
+	if p, err := e.process(master); err == nil && !p.Running() {
+		return 0, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.FailpointAddr+"/"+name+"/count", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("failpoint %s count on %s: %w", name, master, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return strconv.Atoi(strings.TrimSpace(string(b)))
+	case resp.StatusCode == http.StatusNotFound:
+		return 0, fmt.Errorf("failpoint %s: no such failpoint on %s", name, master)
+	case strings.Contains(string(b), "disabled"):
+		return 0, nil
+	}
+	return 0, fmt.Errorf("failpoint %s count on %s: %s: %s", name, master, resp.Status, strings.TrimSpace(string(b)))
+}
+
 // PrimaryURL is traffic.Target: the primary's client URL, as clients reach it.
 func (e *Env) PrimaryURL(ctx context.Context) (string, string, error) {
 	n, err := e.C.Masters.WaitPrimary(ctx, 2*time.Second)
@@ -253,6 +288,20 @@ func (e *Env) EtcdGet(ctx context.Context, suffix string) ([]byte, error) {
 	return resp.Kvs[0].Value, nil
 }
 
+// EtcdRevision is etcd's current revision (a linearizable read).
+func (e *Env) EtcdRevision(ctx context.Context) (int64, error) {
+	cli, err := e.C.Etcd.Client(nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, e.namespace()+"/durable_prefix")
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
+}
+
 // EtcdPut writes a namespace key directly and returns the revision.
 func (e *Env) EtcdPut(ctx context.Context, suffix string, value []byte) (int64, error) {
 	cli, err := e.C.Etcd.Client(nil)
@@ -286,27 +335,43 @@ func (e *Env) WorkDir(master string) (string, error) {
 	return filepath.Join(e.C.Dir, "work", master), nil
 }
 
-// RevokeWriterLease waits for a maintenance-lease holder and revokes its lease.
-func (e *Env) RevokeWriterLease(ctx context.Context, wait time.Duration) (string, error) {
+// RevokeWriterLease waits for a maintenance-lease holder (node, when not
+// empty: that master and no other) and revokes its lease; it says whose it
+// was. A holder that lets its lease go between the read and the revocation
+// ("lease not found") has not been fenced by this fault: it looks again for
+// a holder until wait runs out.
+func (e *Env) RevokeWriterLease(ctx context.Context, node string, wait time.Duration) (string, error) {
 	cli, err := e.C.Etcd.Client(nil)
 	if err != nil {
 		return "", err
 	}
 	defer cli.Close()
 	deadline := time.Now().Add(wait)
+	seen := ""
 	for {
 		resp, err := cli.Get(ctx, e.namespace()+"/snapshot/writer")
 		if err != nil {
 			return "", err
 		}
 		if len(resp.Kvs) > 0 && resp.Kvs[0].Lease != 0 {
-			if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
-				return "", fmt.Errorf("revoke maintenance lease: %w", err)
+			holder := string(resp.Kvs[0].Value)
+			seen = holder
+			if node == "" || strings.HasPrefix(holder, node+"/") {
+				_, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+				if err == nil {
+					return holder, nil
+				}
+				if !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+					return "", fmt.Errorf("revoke maintenance lease of %s: %w", holder, err)
+				}
 			}
-			return string(resp.Kvs[0].Value), nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("%w: no maintenance lease holder within %v", faults.ErrUnavailable, wait)
+			who := "no maintenance lease holder"
+			if node != "" {
+				who = fmt.Sprintf("%s held no maintenance lease (last holder seen: %q)", node, seen)
+			}
+			return "", fmt.Errorf("%w: %s within %v", faults.ErrUnavailable, who, wait)
 		}
 		select {
 		case <-ctx.Done():

@@ -92,7 +92,7 @@ type Step struct {
 
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | metric
+	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | metric | failpoint
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
@@ -100,6 +100,12 @@ type Wait struct {
 	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
 	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
 	Metric    *MetricAssert `yaml:"metric,omitempty"`    // metric: until the sample reaches its minimum
+	// Failpoint: until the named failpoint's term has fired Hits times (default
+	// 1) on Node — a master, or the `as` name of a failpoint fault, whose name
+	// is then the default. A hold term (return("hold")) keeps the node in the
+	// window until the fault is healed.
+	Failpoint string `yaml:"failpoint,omitempty"`
+	Hits      int    `yaml:"hits,omitempty"`
 }
 
 // Restart restarts a group of masters.
@@ -384,6 +390,7 @@ func (sc *Scenario) validate() []string {
 		bad(0, "steps: at least one step")
 	}
 	names := map[string]bool{}
+	failpointFaults := map[string]bool{}
 	for i, s := range sc.Steps {
 		n := 0
 		for _, set := range []bool{s.Wait != nil, s.Sleep > 0, s.Fault != nil, s.Heal != "", s.Restart != nil, s.Traffic != "", s.Assert != nil} {
@@ -405,6 +412,9 @@ func (sc *Scenario) validate() []string {
 			}
 			if s.As != "" {
 				names[s.As] = true
+				if s.Fault.Kind == "failpoint" {
+					failpointFaults[s.As] = true
+				}
 			}
 		case "heal":
 			if s.Heal != "all" && !names[s.Heal] {
@@ -434,12 +444,21 @@ func (sc *Scenario) validate() []string {
 					bad(s.Line, "step %d: wait for snapshots needs cluster.s3 (a snapshot store)", i+1)
 				}
 			case "pruned": // a floor exists and no batch at or below it is left
+			case "failpoint":
+				if w.Node == "" {
+					bad(s.Line, "step %d: wait for failpoint needs node (a master, or the `as` name of a failpoint fault)", i+1)
+				} else if w.Failpoint == "" && !failpointFaults[w.Node] {
+					bad(s.Line, "step %d: wait for failpoint on %q needs failpoint: NAME (node is not the `as` name of a failpoint fault)", i+1, w.Node)
+				}
+				if w.Hits < 0 {
+					bad(s.Line, "step %d: wait for failpoint: hits %d", i+1, w.Hits)
+				}
 			case "metric":
 				if w.Metric == nil || w.Metric.Sample == "" || w.Metric.Node == "" {
 					bad(s.Line, "step %d: wait for metric needs metric: {node, sample, min}", i+1)
 				}
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned or metric", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned, metric or failpoint", i+1, w.For)
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {

@@ -2,6 +2,7 @@ package master
 
 import (
 	"errors"
+	"time"
 
 	gofail "go.etcd.io/gofail/runtime"
 )
@@ -9,7 +10,9 @@ import (
 // Failpoints are the master's named crash windows, registered with the gofail
 // runtime: enable them with GOFAIL_FAILPOINTS="name=term;…" at start or over
 // GOFAIL_HTTP at run time (PUT /name with a term such as `1*panic`,
-// `sleep(2000)`, `return(true)`). Every failpoint of the process is in this
+// `sleep(2000)`, `return(true)`, or `1*return("hold")` to hold the first
+// caller until the failpoint is cleared); GET /name/count says how many
+// times its term fired, which is how a harness knows a window was reached. Every failpoint of the process is in this
 // list, with where it fires.
 var Failpoints = []FailpointInfo{
 	{fpPrimaryBeforeAppend, "primaryBeforeAppend", "primary: batch built, append transaction not yet sent"},
@@ -76,16 +79,41 @@ var (
 	fpBrokenAckWithoutAppend = gofail.NewFailpoint("brokenAckWithoutAppend")
 )
 
-// hit evaluates a failpoint: a panic or sleep term acts here; a return term's
-// value is reported as true. It must run on a goroutine of the master's own
-// (never inside an HTTP handler, whose panics net/http would recover).
+// hit evaluates a failpoint: a panic or sleep term acts here; the term
+// return("hold") holds the caller here until the failpoint is changed or
+// cleared (a window a harness can act in for as long as it needs, then
+// release); any other return term's value is reported as true. It must run
+// on a goroutine of the master's own (never inside an HTTP handler, whose
+// panics net/http would recover).
 func hit(fp *gofail.Failpoint) bool {
 	v, err := fp.Acquire()
 	if err != nil {
 		return false
 	}
+	if s, ok := v.(string); ok && s == holdValue {
+		hold(fp)
+		return false
+	}
 	b, ok := v.(bool)
 	return !ok || b
+}
+
+// holdValue is the return value that makes a failpoint hold its caller.
+const holdValue = "hold"
+
+// maxHold bounds a hold nobody releases: the caller goes on after it.
+const maxHold = 5 * time.Minute
+
+// hold waits until fp's term is no longer the one that held (cleared or
+// replaced), polling, for at most maxHold.
+func hold(fp *gofail.Failpoint) {
+	held, _, _ := fp.Status()
+	for deadline := time.Now().Add(maxHold); time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		if term, _, err := fp.Status(); err != nil || term != held {
+			return
+		}
+	}
 }
 
 // ErrInjected is the error a return(true) failure failpoint stands for.

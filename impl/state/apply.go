@@ -20,7 +20,7 @@ func (t *tables) apply(e Entry) error {
 		}
 	default:
 		if e.Tenant != "" {
-			return fmt.Errorf("%w: segment op with tenant %q", ErrMalformed, e.Tenant)
+			return fmt.Errorf("%w: segment op with a tenant of %d bytes", ErrMalformed, len(e.Tenant))
 		}
 	}
 	switch e.Op {

@@ -19,7 +19,9 @@ var (
 )
 
 // ApplyError locates a failed entry. Index is -1 when the batch as a whole is
-// rejected (discontinuity, bad span).
+// rejected (discontinuity, bad span). Its message names the entry by its
+// position (batch, index, sequence) only: it reaches logs, which must never
+// hold a tenant or key; callers that need them read the fields.
 type ApplyError struct {
 	BatchID uint64
 	Index   int
@@ -34,7 +36,7 @@ func (e *ApplyError) Error() string {
 	if e.Index < 0 {
 		return fmt.Sprintf("batch %d: %v", e.BatchID, e.Err)
 	}
-	return fmt.Sprintf("batch %d entry %d (seq %d, %s %q/%q): %v", e.BatchID, e.Index, e.Seq, e.Op, e.Tenant, e.Key, e.Err)
+	return fmt.Sprintf("batch %d entry %d (seq %d, %s): %v", e.BatchID, e.Index, e.Seq, e.Op, e.Err)
 }
 
 func (e *ApplyError) Unwrap() error { return e.Err }

@@ -1,0 +1,67 @@
+package audit
+
+// Invariant is one property of the protocol that a run's leftovers can show.
+// Most are checked by KeyspaceOrder at every revision of etcd's MVCC history
+// (Audit "keyspace-order"); the rest name the audit that checks them.
+// docs/audits.md is generated from this table (TestAuditsDocMatches).
+type Invariant struct {
+	ID    string // stable, short; evidence lines start with [ID]
+	Rule  string // what must hold
+	RFC   string // where the RFC asks for it
+	Audit string // the audit that checks it
+	// Exercise says what the audit counts as the invariant being put to the
+	// test in a run (its Exercised count).
+	Exercise string
+}
+
+// Invariants is every property the audits check, in docs order.
+var Invariants = []Invariant{
+	{"view-grows", "the producer view only grows, and every value written is a canonical view",
+		"Complete OpLog Fallback: producer view/fencing data is valid", "keyspace-order", "view claims"},
+	{"append-continues", "the durable prefix moves one batch at a time, in the revision that writes exactly that batch, whose sequence continues the prefix before it",
+		"Complete OpLog Fallback: batch ids and sequence ids continuous", "keyspace-order", "appends"},
+	{"prefix-terminal", "the durable prefix never regresses, and after every revision the system writes its terminal batch is present and ends at the prefix's sequence",
+		"Terminology: durable prefix; Complete OpLog Fallback", "keyspace-order", "revisions that moved the prefix or deleted batches"},
+	{"batch-once", "a batch key is written once and never overwritten",
+		"Design Principles: immutable history", "keyspace-order", "batch puts"},
+	{"delete-under-floor", "a batch is deleted only below a compaction floor committed at an earlier revision, and never the prefix's batch",
+		"Ordered Floor Advancement: the floor is visible before covered batches disappear", "keyspace-order", "batch deletes"},
+	{"floor-monotonic", "the compaction floor never decreases and is never deleted",
+		"Ordered Floor Advancement: the floor never decreases", "keyspace-order", "floor puts"},
+	{"floor-covered", "the floor moves only while latest and fallback are both valid, and never above the older one's last batch as of that revision",
+		"Protected Set; Developer FAQ: the safe deletion boundary", "keyspace-order", "floor moves"},
+	{"floor-verified", "the floor never moves onto a snapshot the run had corrupted before that revision (a snapshot that cannot verify)",
+		"Design Principles 5: when validation is inconclusive, skip GC and pruning", "keyspace-order", "floor moves after a snapshot was corrupted"},
+	{"maintenance-fenced", "every floor move and batch delete happens while a maintenance lease holds the writer key",
+		"Terminology: the maintenance lease serializes publication, GC and floor advancement", "keyspace-order", "floor moves and deletes; writer leases that ended"},
+	{"pointers-monotonic", "latest's cursor only grows; fallback is only ever written with the value latest held just before; neither is deleted",
+		"Pointer Publication: pointer cursors never regress", "keyspace-order", "pointer publications"},
+	{"pointer-fenced", "every pointer write is made by the current maintenance lease holder: the writer key is held, at that revision, by the lease the snapshot id names",
+		"Pointer Publication: the transaction compares lease ownership", "keyspace-order", "pointer publications; candidates of fenced holders left as orphans"},
+	{"pointer-above-floor", "no pointer is written naming a snapshot below the compaction floor of that revision",
+		"Lagging Live Standby; Developer FAQ: a reader may not skip to the floor", "keyspace-order", "pointer publications under a floor"},
+	{"pointer-view", "a pointer's producer_view_version is the view under which its last included batch was appended",
+		"State Contract: producer view version associated with the captured prefix", "keyspace-order", "pointer publications whose batch is in the history; of those, across a view change"},
+	{"no-reinit", "the namespace is initialised (a zero durable prefix) only while it holds nothing else: no batch, view, floor, pointer or import record",
+		"Design Principles 7: recovery does not guess; Destructive Recovery: residue fails startup", "keyspace-order", "zero prefixes written; histories lost by a fault"},
+	{"legacy-import-once", "a legacy import is recorded at most once, into a fresh namespace, in one revision that moves the prefix to its cursor, publishes the floor and latest, and writes no batch",
+		"Legacy Snapshot Removal: explicit import", "keyspace-order", "imports"},
+	{"namespace-keys", "no key outside the contract appears in the namespace",
+		"Etcd Keyspace", "keyspace-order", "keys"},
+	{"pointer-targets-present", "a pointer never names a snapshot group that is missing from the store while it is authoritative, and the final pointers verify",
+		"GC: protected objects are never deleted", "objects", "store samples with both pointers unchanged across the listing"},
+	{"acknowledged-present", "nothing acknowledged is missing after recovery, and nothing unacknowledged is invented",
+		"Acceptance Criteria: final acknowledged-data audit", "acknowledged-data", "acknowledged mutations"},
+	{"linearizable", "the client history has a linearization",
+		"Integration and E2E", "linearizability", "client operations"},
+}
+
+// InvariantByID finds one invariant.
+func InvariantByID(id string) (Invariant, bool) {
+	for _, inv := range Invariants {
+		if inv.ID == id {
+			return inv, true
+		}
+	}
+	return Invariant{}, false
+}

@@ -1,0 +1,436 @@
+package audit
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/harness/etcddump"
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// revs builds an MVCC history the way the protocol writes it, one revision
+// per transaction.
+type revs struct {
+	ks       keyspace.Keyspace
+	rev      int64
+	events   []etcddump.Event
+	prefix   oplog.DurablePrefix
+	view     uint64
+	latest   []byte
+	versions map[string]int64
+	harness  []int64 // revisions the "harness" wrote
+}
+
+func newRevs() *revs { return &revs{ks: keyspace.Must("c"), versions: map[string]int64{}} }
+
+func (r *revs) put(key string, value []byte, lease int64) {
+	r.versions[key]++
+	r.events = append(r.events, etcddump.Event{Revision: r.rev, Type: "put", Key: key, Value: value, Version: r.versions[key], CreateRevision: r.rev, Lease: lease})
+}
+
+func (r *revs) del(key string) {
+	r.versions[key] = 0
+	r.events = append(r.events, etcddump.Event{Revision: r.rev, Type: "delete", Key: key})
+}
+
+func (r *revs) claim(view uint64) {
+	r.rev++
+	r.view = view
+	r.put(r.ks.ProducerView(), oplog.EncodeProducerView(view), 0)
+	if view == 1 {
+		r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 0)
+	}
+}
+
+func (r *revs) appendBatch() {
+	r.rev++
+	b := state.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1, Entries: []state.Entry{state.Remove("t", "k")}}
+	rec, _ := oplog.EncodeBatch(b)
+	r.put(r.ks.Batch(b.ID), rec, 0)
+	r.prefix = oplog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
+	r.put(r.ks.DurablePrefix(), r.prefix.Encode(), 0)
+}
+
+// lease puts the writer key under a lease (0: release it).
+func (r *revs) lease(id int64) {
+	r.rev++
+	if id == 0 {
+		r.del(r.ks.SnapshotWriter())
+		return
+	}
+	r.put(r.ks.SnapshotWriter(), []byte(fmt.Sprintf("node/%x/token", id)), id)
+}
+
+// pointer is a valid pointer at batch (seq = batch) made under lease, with view.
+func pointer(batch uint64, lease int64, view uint64) []byte {
+	id := snapshot.ID{BatchID: batch, Lease: lease, Random: "00112233445566aa"}
+	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch, ProducerViewVersion: view,
+		PayloadSize: 10, PayloadChecksum: snapshot.CRC64NVME(batch), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
+	b, err := p.Encode()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// publish rotates a pointer at batch in (fallback = old latest).
+func (r *revs) publish(batch uint64, lease int64, view uint64) {
+	r.rev++
+	ptr := pointer(batch, lease, view)
+	if r.latest != nil {
+		r.put(r.ks.SnapshotFallback(), r.latest, 0)
+	}
+	r.put(r.ks.SnapshotLatest(), ptr, 0)
+	r.latest = ptr
+}
+
+func (r *revs) floor(n uint64) {
+	r.rev++
+	r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: n}.Encode(), 0)
+}
+
+func (r *revs) deleteBatches(from, through uint64) {
+	r.rev++
+	for id := from; id <= through; id++ {
+		r.del(r.ks.Batch(id))
+	}
+}
+
+// byHarness marks the last revision as the harness's own write.
+func (r *revs) byHarness() { r.harness = append(r.harness, r.rev) }
+
+func (r *revs) input() *Input {
+	in := &Input{ClusterID: "c", Etcd: r.events}
+	if len(r.harness) > 0 {
+		in.Events = append(in.Events, Event{Kind: "fault", Revisions: r.harness})
+	}
+	return in
+}
+
+// goodHistory: two views, two publications under lease 1, a floor at the
+// older pointer and the covered batches deleted, all while the lease holds.
+func goodHistory() *revs {
+	r := newRevs()
+	r.claim(1)
+	for i := 0; i < 5; i++ {
+		r.appendBatch()
+	}
+	r.claim(2)
+	r.appendBatch() // 6, view 2
+	r.lease(1)
+	r.publish(2, 1, 1)
+	r.publish(6, 1, 2)
+	r.floor(2)
+	r.deleteBatches(1, 2)
+	r.lease(0)
+	return r
+}
+
+func TestKeyspaceOrderAcceptsAGoodHistory(t *testing.T) {
+	res := KeyspaceOrder(goodHistory().input())
+	require.True(t, res.Pass, evidence0(res))
+	require.Contains(t, res.Summary, "2 pointer publications")
+	require.Equal(t, 1, res.Exercised["floor-covered"])
+	require.Equal(t, 2, res.Exercised["pointer-fenced"])
+	require.Equal(t, 2, res.Exercised["delete-under-floor"])
+}
+
+// keyspaceViolations is, for every keyspace-order invariant, histories that
+// break it: each must fail the audit with evidence tagged with the id.
+var keyspaceViolations = map[string]map[string]struct {
+	mutate func(r *revs)
+	want   string
+}{
+	"view-grows": {
+		"view regresses": {func(r *revs) { r.claim(1) }, "producer view went from 2 to 1"},
+		"view garbage": {func(r *revs) {
+			r.rev++
+			r.put(r.ks.ProducerView(), []byte("x"), 0)
+		}, "producer view \"x\""},
+	},
+	"append-continues": {
+		"prefix jumps": {func(r *revs) {
+			r.rev++
+			rec, _ := oplog.EncodeBatch(state.Batch{ID: 8, FirstSeq: 8, LastSeq: 8, Entries: []state.Entry{state.Remove("t", "x")}})
+			r.put(r.ks.Batch(8), rec, 0)
+			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: 8, LastSeq: 8}.Encode(), 0)
+		}, "durable prefix jumped from batch 6 to 8"},
+		"batch without prefix": {func(r *revs) {
+			r.rev++
+			rec, _ := oplog.EncodeBatch(state.Batch{ID: 7, FirstSeq: 7, LastSeq: 7, Entries: []state.Entry{state.Remove("t", "x")}})
+			r.put(r.ks.Batch(7), rec, 0)
+		}, "batch 7 written without moving the durable prefix"},
+		"corrupt batch": {func(r *revs) {
+			r.rev++
+			r.put(r.ks.Batch(7), []byte("[1,7"), 0)
+			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: 7, LastSeq: 7}.Encode(), 0)
+		}, "batch 7 does not decode"},
+		"sequence gap": {func(r *revs) {
+			r.rev++
+			rec, _ := oplog.EncodeBatch(state.Batch{ID: 7, FirstSeq: 9, LastSeq: 9, Entries: []state.Entry{state.Remove("t", "x")}})
+			r.put(r.ks.Batch(7), rec, 0)
+			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: 7, LastSeq: 9}.Encode(), 0)
+		}, "batch 7 starts at seq 9, the prefix before it ended at 6"},
+	},
+	"prefix-terminal": {
+		"prefix deleted": {func(r *revs) {
+			r.rev++
+			r.del(r.ks.DurablePrefix())
+		}, "durable prefix deleted"},
+		"terminal batch deleted": {func(r *revs) {
+			r.appendBatch()
+			r.lease(1)
+			r.floor(6)
+			r.rev++
+			r.del(r.ks.Batch(7))
+		}, "the durable prefix's batch 7 is not in the OpLog"},
+	},
+	"batch-once": {
+		"batch overwritten": {func(r *revs) {
+			r.rev++
+			rec, _ := oplog.EncodeBatch(state.Batch{ID: 6, FirstSeq: 6, LastSeq: 6, Entries: []state.Entry{state.Remove("t", "x")}})
+			r.put(r.ks.Batch(6), rec, 0)
+		}, "batch 6 overwritten"},
+	},
+	"delete-under-floor": {
+		"delete above floor": {func(r *revs) {
+			r.lease(2)
+			r.deleteBatches(4, 4)
+		}, "batch 4 deleted above the floor 2"},
+		"delete in the floor's revision": {func(r *revs) {
+			r.lease(2)
+			r.rev++
+			r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: 3}.Encode(), 0)
+			r.del(r.ks.Batch(3))
+		}, "deleted in the revision that published the floor"},
+		"delete before any floor": {func(r *revs) {
+			*r = *newRevs()
+			r.claim(1)
+			r.appendBatch()
+			r.appendBatch()
+			r.lease(1)
+			r.deleteBatches(1, 1)
+		}, "batch 1 deleted while no compaction floor was published"},
+	},
+	"floor-monotonic": {
+		"floor decreases": {func(r *revs) {
+			r.lease(2)
+			r.floor(1)
+		}, "compaction floor decreased from 2 to 1"},
+		"floor deleted": {func(r *revs) {
+			r.rev++
+			r.del(r.ks.CompactionFloor())
+		}, "compaction floor deleted"},
+	},
+	"floor-covered": {
+		"floor above the older pointer": {func(r *revs) {
+			r.lease(2)
+			r.floor(5)
+		}, "floor moved to 5, above the older pointer"},
+		"floor with one pointer": {func(r *revs) {
+			*r = *newRevs()
+			r.claim(1)
+			r.appendBatch()
+			r.appendBatch()
+			r.lease(1)
+			r.publish(1, 1, 1)
+			r.floor(1)
+		}, "floor moved to 1 while fallback is absent"},
+		"floor with a malformed latest": {func(r *revs) {
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), []byte("junk"), 0)
+			r.byHarness()
+			r.lease(2)
+			r.floor(3)
+		}, "floor moved to 3 while latest is malformed"},
+	},
+	"floor-verified": {
+		"floor onto a corrupted snapshot": {func(r *revs) {
+			r.appendBatch() // 7
+			r.lease(2)
+			r.publish(7, 2, 2) // fallback: the snapshot at 6, corrupted below
+			r.floor(6)
+		}, "floor moved to 6 onto 00000000000000000006-1-00112233445566aa, which the run corrupted before"},
+	},
+	"maintenance-fenced": {
+		"floor without the lease": {func(r *revs) {
+			r.appendBatch()
+			r.lease(2)
+			r.publish(7, 2, 2)
+			r.lease(0)
+			r.floor(6)
+		}, "floor moved to 6 while no maintenance lease held the writer key (the last holder's key went away at rev"},
+		"delete without the lease": {func(r *revs) {
+			r.deleteBatches(3, 3)
+		}, "batches 3..3 deleted while no maintenance lease held the writer key"},
+	},
+	"pointers-monotonic": {
+		"latest regresses": {func(r *revs) {
+			r.lease(2)
+			r.publish(4, 2, 1)
+		}, "latest pointer regressed from batch 6 to 4"},
+		"fallback not the old latest": {func(r *revs) {
+			r.appendBatch()
+			r.lease(2)
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), pointer(7, 2, 2), 0)
+			r.put(r.ks.SnapshotFallback(), pointer(2, 1, 1), 0)
+		}, "fallback written with a value latest did not hold"},
+		"latest malformed": {func(r *revs) {
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), []byte("junk"), 0)
+		}, "latest pointer written malformed"},
+		"fallback deleted": {func(r *revs) {
+			r.rev++
+			r.del(r.ks.SnapshotFallback())
+		}, "fallback pointer deleted"},
+	},
+	"pointer-fenced": {
+		"publication without the lease": {func(r *revs) {
+			r.appendBatch()
+			r.publish(7, 1, 2) // lease 1 let go at the end of goodHistory
+		}, "written while no maintenance lease held the writer key (its lease 1 lost the writer key at rev"},
+		"publication by a deposed lease": {func(r *revs) {
+			r.appendBatch()
+			r.lease(3)
+			r.publish(7, 2, 2) // made under lease 2, while 3 holds the key
+		}, "(made under lease 2) written while the writer key was held by lease 3"},
+	},
+	"pointer-above-floor": {
+		"publication below the floor": {func(r *revs) {
+			r.lease(2)
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), []byte("junk"), 0)
+			r.byHarness()
+			r.floor(2) // unchanged
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), pointer(1, 2, 1), 0) // a repair from a lagging capture
+		}, "latest pointer written naming 00000000000000000001-2-00112233445566aa at batch 1, below the compaction floor 2"},
+	},
+	"pointer-view": {
+		"view of the capture, not of its batch": {func(r *revs) {
+			r.appendBatch() // 7 under view 2
+			r.claim(3)
+			r.lease(2)
+			r.publish(7, 2, 3)
+		}, "records producer view 3, but batch 7 was appended under view 2"},
+	},
+	"no-reinit": {
+		"zero prefix over residue": {func(r *revs) {
+			r.rev++
+			r.del(r.ks.DurablePrefix())
+			for id := uint64(3); id <= 6; id++ {
+				r.del(r.ks.Batch(id))
+			}
+			r.byHarness() // the history lost, the rest left in place
+			r.rev++
+			r.put(r.ks.ProducerView(), oplog.EncodeProducerView(3), 0)
+			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 0)
+		}, "namespace initialised (zero durable prefix) while it still held producer view 2, compaction floor 2, snapshot pointers: residue read as an empty cluster"},
+		"prefix reset": {func(r *revs) {
+			r.rev++
+			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 0)
+		}, "durable prefix reset to the zero state"},
+	},
+	"namespace-keys": {
+		"stray key": {func(r *revs) {
+			r.rev++
+			r.put(r.ks.Root()+"/scratch", []byte("x"), 0)
+		}, "unexpected key"},
+	},
+}
+
+func TestKeyspaceOrderFailsEveryViolation(t *testing.T) {
+	for id, cases := range keyspaceViolations {
+		_, ok := InvariantByID(id)
+		require.True(t, ok, "no invariant %q", id)
+		for name, tc := range cases {
+			t.Run(id+"/"+name, func(t *testing.T) {
+				r := goodHistory()
+				tc.mutate(r)
+				in := r.input()
+				if id == "floor-verified" {
+					in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-snapshot", Corrupted: []string{"00000000000000000006-1-00112233445566aa"}, EtcdRevision: 12})
+				}
+				res := KeyspaceOrder(in)
+				require.False(t, res.Pass, "the audit passed a history that breaks %s", id)
+				require.Contains(t, evidence0(res), "["+id+"]")
+				require.Contains(t, evidence0(res), tc.want)
+			})
+		}
+	}
+}
+
+// Every invariant the table gives to keyspace-order has a failing history
+// above; the others name a test of their audit that feeds it a violation.
+func TestEveryInvariantHasAFailingHistory(t *testing.T) {
+	otherAudits := map[string]string{
+		"pointer-targets-present": "TestObjectsAuditFailsAMissingTarget",
+		"legacy-import-once":      "TestKeyspaceOrderAcceptsAnImport",
+		"acknowledged-present":    "TestAcknowledgedData",
+		"linearizable":            "TestLinearizability",
+	}
+	tests := testFuncs(t)
+	for _, inv := range Invariants {
+		if _, ok := keyspaceViolations[inv.ID]; ok {
+			require.Equal(t, "keyspace-order", inv.Audit, inv.ID)
+			continue
+		}
+		name := otherAudits[inv.ID]
+		require.NotEmpty(t, name, "invariant %s has no failing-history test", inv.ID)
+		require.True(t, tests[name], "invariant %s names test %s, which does not exist", inv.ID, name)
+	}
+}
+
+// testFuncs lists the Test functions of this package's test files.
+func testFuncs(t *testing.T) map[string]bool {
+	files, err := filepath.Glob("*_test.go")
+	require.NoError(t, err)
+	out := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		require.NoError(t, err)
+		for _, d := range af.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && strings.HasPrefix(fn.Name.Name, "Test") {
+				out[fn.Name.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// A revision the harness wrote is never judged, but the model follows it.
+func TestKeyspaceOrderSkipsTheHarnessWrites(t *testing.T) {
+	r := goodHistory()
+	r.rev++
+	r.put(r.ks.SnapshotLatest(), []byte("junk"), 0)
+	r.byHarness()
+	res := KeyspaceOrder(r.input())
+	require.True(t, res.Pass, evidence0(res))
+}
+
+// A sampled listing without an authoritative pointer's snapshot fails the
+// objects audit, at the sample's time.
+func TestObjectsAuditFailsAMissingTarget(t *testing.T) {
+	in := &Input{Objects: &StoreReport{Store: "s3"}, Retention: []RetentionSample{
+		{At: 1e9, Groups: 2},
+		{At: 2e9, Groups: 1, MissingTargets: []string{"fallback 00000000000000000002-1-00112233445566aa"}},
+	}}
+	res := ObjectsAudit(in)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "[pointer-targets-present] at 2.000s: the fallback 00000000000000000002-1-00112233445566aa pointer names a snapshot the store no longer holds")
+	in.Retention[1].MissingTargets = nil
+	require.True(t, ObjectsAudit(in).Pass)
+}
