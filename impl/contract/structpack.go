@@ -41,12 +41,12 @@ import (
 // the whole buffer: below 2^8 one byte, below 2^16 two, below 2^32 four,
 // else eight.
 //
-// Upstream's reader is looser than its writer in ways this one is not:
-// it ignores bytes after what it reads, ignores a compatible length that
-// does not match the buffer, keeps a compatible field whose value is cut
-// short, takes any non-zero byte as true, and ignores unknown metainfo bits
-// and a compatible length on a type without compatible fields. Here each of
-// these is an error: no upstream writer produces them.
+// Upstream's reader is looser than its writer in ways this one is not: it
+// ignores bytes after what it reads, ignores a compatible length that does
+// not match the buffer, keeps a compatible field whose value is cut short,
+// does not check that a bool byte is 0 or 1, and ignores unknown metainfo
+// bits and a compatible length on a type without compatible fields. Here
+// each of these is an error: no upstream writer produces them.
 
 // Type literal bytes (struct_pack type_id values).
 const (
