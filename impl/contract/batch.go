@@ -156,10 +156,6 @@ func (b *Batch) Validate() error {
 	return nil
 }
 
-// ErrLossy: a tenant or key is not valid UTF-8, so the record upstream's
-// encoder (and EncodeBatch) writes for it decodes to different bytes.
-var ErrLossy = fmt.Errorf("%w: string is not valid UTF-8 and does not survive the JSON round trip", ErrMalformed)
-
 // Lossless reports (as ErrLossy, naming the entry) whether b would decode
 // to itself after EncodeBatch. EncodeBatch writes invalid UTF-8 exactly as
 // upstream does (as U+FFFD or a mangled code point), so a writer that must

@@ -31,6 +31,11 @@ var (
 	ErrTypeHash = errors.New("struct_pack type mismatch")
 )
 
+// ErrLossy (an ErrMalformed) is what (*Batch).Lossless reports: a tenant or
+// key is not valid UTF-8, so the record upstream's encoder (and EncodeBatch)
+// writes for it decodes to different bytes.
+var ErrLossy = fmt.Errorf("%w: string is not valid UTF-8 and does not survive the JSON round trip", ErrMalformed)
+
 // Error is a decode (or encode validation) failure. Kind is one of the
 // sentinels above; Reason is upstream's reason string for the same input
 // where upstream has one (for the batch record and the durable prefix it is
