@@ -3,6 +3,7 @@ module github.com/oplogha/oplogha
 go 1.26.0
 
 require (
+	github.com/OneOfOne/xxhash v1.2.8
 	github.com/Shopify/toxiproxy/v2 v2.12.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/johannesboyne/gofakes3 v1.2.0

@@ -1,0 +1,338 @@
+package contract
+
+import (
+	"encoding/base64"
+	"math"
+	"unicode/utf8"
+
+	"github.com/OneOfOne/xxhash"
+)
+
+// DecodeBatch decodes a batch record value as upstream's
+// DecodeOpLogBatchRecord does: it accepts what upstream accepts (within the
+// JSON subset described in json.go), returns the same batch, and refuses
+// what upstream refuses, with upstream's reason, checking in upstream's
+// order: parse, six-element array, field types, schema version, sequence
+// range against entry count, checksum, then each entry (four-element array,
+// field types, op type 1..7, canonical base64, tenant, sizes), and last
+// batch_id != 0.
+//
+// Records as upstream writes them (no whitespace, jsoncpp's escaping) take
+// a fast path that decodes them in one pass over the bytes and checksums the
+// bytes in place; anything else (or anything the fast path would refuse)
+// goes through the general parser, which is what produces every error.
+func DecodeBatch(data []byte) (Batch, error) {
+	if b, ok := decodeCanonicalBatch(data); ok {
+		return b, nil
+	}
+	return decodeGeneralBatch(data)
+}
+
+// decodeGeneralBatch decodes through the general JSON parser and upstream's
+// checks, in upstream's order.
+func decodeGeneralBatch(data []byte) (Batch, error) {
+	root, doc, perr := parseJSON(data)
+	if perr != nil {
+		return Batch{}, newError(ErrMalformed, perr.reason(doc))
+	}
+	if root.kind != jsonArray || len(root.arr) != 6 {
+		return Batch{}, newError(ErrMalformed, reasonSixElements)
+	}
+	f := root.arr
+	if !f[0].isUInt() || !f[1].isUInt64() || !f[2].isUInt64() || !f[3].isUInt64() ||
+		f[4].kind != jsonArray || !f[5].isUInt() {
+		return Batch{}, newError(ErrMalformed, reasonFieldTypes)
+	}
+	if f[0].asUInt64() != BatchSchemaVersion {
+		return Batch{}, newError(ErrVersion, reasonSchema)
+	}
+	b := Batch{ID: f[1].asUInt64(), FirstSeq: f[2].asUInt64(), LastSeq: f[3].asUInt64()}
+	raw := f[4].arr
+	if err := checkSpan(b.FirstSeq, b.LastSeq, len(raw)); err != nil {
+		return Batch{}, err
+	}
+	// The checksum covers jsoncpp's serialization of the first five
+	// elements as parsed, not the bytes as stored.
+	head := jsonValue{kind: jsonArray, arr: f[:5]}
+	if uint64(xxhash.Checksum32S(appendJSON(nil, &head), 0)) != f[5].asUInt64() {
+		return Batch{}, newError(ErrChecksum, reasonChecksum)
+	}
+	b.Entries = make([]Entry, len(raw))
+	for i := range raw {
+		r := &raw[i]
+		if r.kind != jsonArray || len(r.arr) != 4 {
+			return Batch{}, entryError(ErrMalformed, i, reasonFourElements)
+		}
+		ef := r.arr
+		if !ef[0].isUInt() || ef[1].kind != jsonString || ef[2].kind != jsonString || ef[3].kind != jsonString {
+			return Batch{}, entryError(ErrMalformed, i, reasonEntryTypes)
+		}
+		op := ef[0].asUInt64()
+		if op == 0 || op > uint64(OpSegmentUpdate) {
+			return Batch{}, entryError(ErrUnknownOp, i, reasonOpRange)
+		}
+		payload, ok := decodeCanonicalBase64([]byte(ef[3].s))
+		if !ok {
+			return Batch{}, entryError(ErrMalformed, i, reasonBase64)
+		}
+		if err := checkEntry(i, op, ef[1].s, ef[2].s, len(payload)); err != nil {
+			return Batch{}, err
+		}
+		b.Entries[i] = Entry{Op: OpType(op), Tenant: ef[1].s, Key: ef[2].s, Payload: payload}
+	}
+	if b.ID == 0 {
+		return Batch{}, newError(ErrSpan, reasonBatchID)
+	}
+	return b, nil
+}
+
+// decodeCanonicalBase64 decodes s if it is exactly what upstream's
+// base64::Encode writes for some bytes (standard alphabet, '=' padding, zero
+// pad bits, nothing else): upstream decodes leniently and then requires the
+// re-encoding to give back s. An empty s is the empty payload (nil).
+func decodeCanonicalBase64(s []byte) ([]byte, bool) {
+	if len(s) == 0 {
+		return nil, true
+	}
+	if len(s)%4 != 0 {
+		return nil, false
+	}
+	// Go's decoder skips '\r' and '\n'; upstream's re-encoding would not
+	// reproduce them, so any byte outside the alphabet refuses here.
+	for _, c := range s {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return nil, false
+		}
+	}
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+	n, err := base64.StdEncoding.Strict().Decode(out, s)
+	if err != nil {
+		return nil, false
+	}
+	return out[:n], true
+}
+
+// decodeCanonicalBatch is the fast path. It accepts only a record in the
+// exact form upstream writes, where the stored bytes before the checksum are
+// the checksummed serialization, and only if it passes every check; it
+// reports false for anything else, and the general path then decides.
+func decodeCanonicalBatch(data []byte) (Batch, bool) {
+	s := canonScanner{data: data}
+	if !s.lit("[1,") {
+		return Batch{}, false
+	}
+	id, ok1 := s.uint(math.MaxUint64)
+	ok2 := s.lit(",")
+	first, ok3 := s.uint(math.MaxUint64)
+	ok4 := s.lit(",")
+	last, ok5 := s.uint(math.MaxUint64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !s.lit(",[") || id == 0 || first == 0 || last < first {
+		return Batch{}, false
+	}
+	count := last - first + 1
+	if count == 0 || count > uint64(len(data)/12) { // an entry takes at least 12 bytes: [1,"","",""]
+		return Batch{}, false
+	}
+	b := Batch{ID: id, FirstSeq: first, LastSeq: last, Entries: make([]Entry, 0, count)}
+	for {
+		if !s.lit("[") {
+			return Batch{}, false
+		}
+		op, ok := s.uint(uint64(OpSegmentUpdate))
+		if !ok || op == 0 || !s.lit(",") {
+			return Batch{}, false
+		}
+		tenant, ok := s.str()
+		if !ok || !s.lit(",") {
+			return Batch{}, false
+		}
+		key, ok := s.str()
+		if !ok || !s.lit(",\"") {
+			return Batch{}, false
+		}
+		start := s.pos
+		for s.pos < len(data) && data[s.pos] != '"' {
+			s.pos++
+		}
+		payload, ok := decodeCanonicalBase64(data[start:s.pos])
+		if !ok || !s.lit("\"]") || checkEntry(len(b.Entries), op, tenant, key, len(payload)) != nil {
+			return Batch{}, false
+		}
+		b.Entries = append(b.Entries, Entry{Op: OpType(op), Tenant: tenant, Key: key, Payload: payload})
+		if uint64(len(b.Entries)) > count {
+			return Batch{}, false
+		}
+		if s.lit(",") {
+			continue
+		}
+		if !s.lit("]") {
+			return Batch{}, false
+		}
+		break
+	}
+	if uint64(len(b.Entries)) != count {
+		return Batch{}, false
+	}
+	comma := s.pos
+	if !s.lit(",") {
+		return Batch{}, false
+	}
+	sum, ok := s.uint(math.MaxUint32)
+	if !ok || !s.lit("]") || s.pos != len(data) {
+		return Batch{}, false
+	}
+	h := xxhash.NewS32(0)
+	h.Write(data[:comma])
+	h.Write([]byte{']'})
+	if uint64(h.Sum32()) != sum {
+		return Batch{}, false
+	}
+	return b, true
+}
+
+// canonScanner reads the canonical record form; each method reports false
+// (leaving pos anywhere) when the bytes are not in that form.
+type canonScanner struct {
+	data []byte
+	pos  int
+}
+
+func (s *canonScanner) lit(l string) bool {
+	if len(s.data)-s.pos < len(l) || string(s.data[s.pos:s.pos+len(l)]) != l {
+		return false
+	}
+	s.pos += len(l)
+	return true
+}
+
+// uint reads a decimal without sign or leading zero, at most max.
+func (s *canonScanner) uint(max uint64) (uint64, bool) {
+	start := s.pos
+	var v uint64
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		if c < '0' || c > '9' {
+			break
+		}
+		d := uint64(c - '0')
+		if d > max || v > (max-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+		s.pos++
+	}
+	n := s.pos - start
+	return v, n > 0 && (n == 1 || s.data[start] != '0')
+}
+
+// str reads a string written exactly as appendJSONString writes the bytes it
+// decodes to: raw 0x20..0x7f except '"' and '\\'; the short escapes for
+// '"', '\\', \b \f \n \r \t; lowercase \u00xx for the other bytes below 0x20;
+// lowercase \uxxxx for a BMP code point from 0x80 on that is not a
+// surrogate; a lowercase surrogate pair above the BMP. Such a string always
+// decodes to valid UTF-8, which re-encodes to the same bytes.
+func (s *canonScanner) str() (string, bool) {
+	if !s.lit("\"") {
+		return "", false
+	}
+	start := s.pos
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		if c == '"' {
+			out := string(s.data[start:s.pos])
+			s.pos++
+			return out, true
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 || c >= 0x80 {
+			return "", false
+		}
+		s.pos++
+	}
+	if s.pos >= len(s.data) {
+		return "", false
+	}
+	out := append(make([]byte, 0, s.pos-start+16), s.data[start:s.pos]...)
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			return string(out), true
+		case c < 0x20 || c >= 0x80:
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			s.pos++
+			continue
+		}
+		if s.pos+1 >= len(s.data) {
+			return "", false
+		}
+		e := s.data[s.pos+1]
+		s.pos += 2
+		switch e {
+		case '"', '\\':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			cp, ok := s.hex4()
+			if !ok {
+				return "", false
+			}
+			switch {
+			case cp < 0x20:
+				if cp == '\b' || cp == '\f' || cp == '\n' || cp == '\r' || cp == '\t' {
+					return "", false
+				}
+			case cp < 0x80, cp >= 0xdc00 && cp <= 0xdfff:
+				return "", false
+			case cp >= 0xd800 && cp <= 0xdbff:
+				if !s.lit("\\u") {
+					return "", false
+				}
+				lo, ok := s.hex4()
+				if !ok || lo < 0xdc00 || lo > 0xdfff {
+					return "", false
+				}
+				cp = 0x10000 + (cp&0x3ff)<<10 + lo&0x3ff
+			}
+			out = utf8.AppendRune(out, rune(cp))
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// hex4 reads four lowercase hex digits.
+func (s *canonScanner) hex4() (uint32, bool) {
+	if len(s.data)-s.pos < 4 {
+		return 0, false
+	}
+	var v uint32
+	for _, c := range s.data[s.pos : s.pos+4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= uint32(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= uint32(c-'a') + 10
+		default:
+			return 0, false
+		}
+	}
+	s.pos += 4
+	return v, true
+}

@@ -1,0 +1,24 @@
+// Package contract holds the wire codecs of the records a Mooncake Store
+// master keeps in etcd for its batch OpLog, byte-identical to upstream
+// Mooncake (kvcache-ai/Mooncake @ 3b5a594133958449a1feaf1c9e0fc1b553e34a28)
+// and proven against golden vectors written by upstream's own code
+// (testdata/upstream):
+//
+//   - keys.go: the etcd keys (batch records, their range, durable prefix,
+//     producer view; and the RFC's snapshot, leader and legacy-import keys);
+//   - batch.go, batch_decode.go: the batch record, a JSON array checksummed
+//     with XXH32 over jsoncpp's serialization (json.go, jsonwrite.go
+//     reproduce jsoncpp's reader and writer as far as the record needs);
+//   - prefix.go: the durable prefix; view.go: the producer view;
+//   - payload_metadata.go, payload_segment.go: the struct_pack payloads the
+//     entries carry (structpack.go is the struct_pack wire format).
+//
+// Decoders accept what upstream accepts and refuse what it refuses, with
+// upstream's reason where it has one, except for the deliberate differences
+// listed in README.md (in short: a few kinds of input that jsoncpp or
+// struct_pack tolerate but no upstream writer produces are refused here).
+// Encoders write what upstream writes, and refuse a batch its decoder would
+// refuse. Every decode error wraps one of the sentinel errors (errors.Is) in
+// an *Error carrying the reason. Nothing here panics on any input, holds
+// state, or does I/O.
+package contract

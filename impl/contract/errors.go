@@ -1,0 +1,74 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Every decode failure wraps exactly one of them, so callers
+// branch with errors.Is; the *Error around it carries the detail.
+var (
+	// ErrMalformed: the bytes are not a record of the expected shape (JSON
+	// that does not parse, wrong element count or types, base64 that is not
+	// canonical, a struct_pack buffer that is truncated or has bytes left over).
+	ErrMalformed = errors.New("malformed record")
+	// ErrVersion: the record names a schema version this codec does not know.
+	ErrVersion = errors.New("unsupported schema version")
+	// ErrSpan: a batch's identity or sequence range is invalid: batch id 0,
+	// first_seq 0, no entries, or last_seq-first_seq+1 != len(entries).
+	ErrSpan = errors.New("invalid batch span")
+	// ErrChecksum: the stored checksum is not the one computed.
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrUnknownOp: an entry's op type is outside 1..7.
+	ErrUnknownOp = errors.New("op type outside the enum range")
+	// ErrTenant: an entry's tenant id is not a valid upstream TenantId.
+	ErrTenant = errors.New("invalid tenant id")
+	// ErrTooLarge: an object key or payload is over upstream's size limit.
+	ErrTooLarge = errors.New("object key or payload too large")
+	// ErrTypeHash: a struct_pack buffer was written for another type (its
+	// type hash or type literal does not match).
+	ErrTypeHash = errors.New("struct_pack type mismatch")
+)
+
+// ErrLossy (an ErrMalformed) is what (*Batch).Lossless reports: a tenant or
+// key is not valid UTF-8, so the record upstream's encoder (and EncodeBatch)
+// writes for it decodes to different bytes.
+var ErrLossy = fmt.Errorf("%w: string is not valid UTF-8 and does not survive the JSON round trip", ErrMalformed)
+
+// Error is a decode (or encode validation) failure. Kind is one of the
+// sentinels above; Reason is upstream's reason string for the same input
+// where upstream has one (for the batch record and the durable prefix it is
+// byte-for-byte what upstream's decoder reports, jsoncpp parse errors
+// included), otherwise a description of ours.
+type Error struct {
+	Kind   error
+	Reason string
+	// Entry is the index of the batch entry at fault, or -1.
+	Entry int
+}
+
+func (e *Error) Error() string {
+	reason := strings.Join(strings.Fields(e.Reason), " ")
+	var b strings.Builder
+	b.WriteString(e.Kind.Error())
+	if reason != "" && reason != e.Kind.Error() {
+		b.WriteString(": ")
+		b.WriteString(reason)
+	}
+	if e.Entry >= 0 {
+		fmt.Fprintf(&b, " (entry %d)", e.Entry)
+	}
+	return b.String()
+}
+
+// Unwrap returns Kind, so errors.Is(err, ErrChecksum) and friends work.
+func (e *Error) Unwrap() error { return e.Kind }
+
+func newError(kind error, reason string) *Error {
+	return &Error{Kind: kind, Reason: reason, Entry: -1}
+}
+
+func entryError(kind error, entry int, reason string) *Error {
+	return &Error{Kind: kind, Reason: reason, Entry: entry}
+}

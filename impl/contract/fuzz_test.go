@@ -1,0 +1,154 @@
+package contract
+
+import (
+	"bytes"
+	"testing"
+	"unicode/utf8"
+)
+
+// Run one with, e.g.:
+//
+//	go test -run '^$' -fuzz FuzzDecodeBatch -fuzztime 20s ./impl/contract
+
+func addBatchSeeds(f *testing.F) {
+	for _, file := range []string{"batches.jsonl", "bad-batches.jsonl", "lenient-batches.jsonl"} {
+		for _, v := range readVectors[batchVector](f, file) {
+			f.Add(mustB64(f, v.ValueB64))
+		}
+	}
+}
+
+// jsonRoundTrip is what a string becomes after upstream's writer and reader:
+// itself when it is valid UTF-8.
+func jsonRoundTrip(t *testing.T, s string) string {
+	t.Helper()
+	v, _, err := parseJSON(appendJSONString(nil, s))
+	if err != nil || v.kind != jsonString {
+		t.Fatalf("written string %q does not parse back: %+v", s, err)
+	}
+	return v.s
+}
+
+// FuzzDecodeBatch: no input panics; the fast path never accepts what the
+// general path would not, nor decodes it differently; whatever decodes
+// re-encodes (in the canonical form, which takes the fast path) to a record
+// that decodes to the same batch, up to upstream's own lossy writing of
+// strings that are not UTF-8.
+func FuzzDecodeBatch(f *testing.F) {
+	addBatchSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := DecodeBatch(data)
+		general, gerr := decodeGeneralBatch(data)
+		if fast, ok := decodeCanonicalBatch(data); ok {
+			if gerr != nil || !sameBatch(fast, general) {
+				t.Fatalf("fast path accepted %q as %+v; general path: %+v, %v", data, fast, general, gerr)
+			}
+		}
+		if (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error() {
+			t.Fatalf("DecodeBatch %v, general path %v", err, gerr)
+		}
+		if err != nil {
+			return
+		}
+		enc, err := EncodeBatch(b)
+		if err != nil {
+			t.Fatalf("decoded batch does not encode: %v", err)
+		}
+		want := b
+		want.Entries = append([]Entry(nil), b.Entries...)
+		for i := range want.Entries {
+			want.Entries[i].Tenant = jsonRoundTrip(t, want.Entries[i].Tenant)
+			want.Entries[i].Key = jsonRoundTrip(t, want.Entries[i].Key)
+		}
+		again, ok := decodeCanonicalBatch(enc)
+		if !ok {
+			t.Fatalf("re-encoded record %q misses the fast path", enc)
+		}
+		if !sameBatch(again, want) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", again, want)
+		}
+		if enc2, err := EncodeBatch(again); err != nil || !bytes.Equal(enc2, enc) {
+			t.Fatalf("second encoding differs: %v", err)
+		}
+	})
+}
+
+// FuzzJSONString: upstream's string writing, read back, is idempotent,
+// lossless exactly for valid UTF-8, and always in the fast path's form.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "k", "键", "\x00\x1f\x7f/\"\\", "\xff\xfe-\xc3", "\xed\xa0\x80x\xc0\x80", "\xf7\xbf\xbf\xbf", "😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w := appendJSONString(nil, s)
+		r := jsonRoundTrip(t, s)
+		if !utf8.ValidString(r) {
+			t.Fatalf("%q read back as invalid UTF-8 %q", s, r)
+		}
+		if utf8.ValidString(s) != (r == s) {
+			t.Fatalf("%q read back as %q", s, r)
+		}
+		if w2 := appendJSONString(nil, r); !bytes.Equal(w2, w) {
+			t.Fatalf("%q: writes %s, its read-back writes %s", s, w, w2)
+		}
+		sc := canonScanner{data: w}
+		if got, ok := sc.str(); !ok || got != r || sc.pos != len(w) {
+			t.Fatalf("fast path reads %s as %q, %v", w, got, ok)
+		}
+	})
+}
+
+// FuzzDecodeDurablePrefix: no input panics; what decodes re-encodes to a
+// value that decodes to the same prefix.
+func FuzzDecodeDurablePrefix(f *testing.F) {
+	for _, file := range []string{"prefixes.jsonl", "bad-prefixes.jsonl"} {
+		for _, v := range readVectors[prefixVector](f, file) {
+			f.Add(mustB64(f, v.ValueB64))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := DecodeDurablePrefix(data)
+		if err != nil {
+			return
+		}
+		if q, err := DecodeDurablePrefix(EncodeDurablePrefix(p)); err != nil || q != p {
+			t.Fatalf("%q: %+v re-encoded decodes to %+v, %v", data, p, q, err)
+		}
+	})
+}
+
+// FuzzDecodePayload: no input panics, for any of the four payload types;
+// what decodes re-encodes, in both wire variants, to bytes that decode to
+// the same value.
+func FuzzDecodePayload(f *testing.F) {
+	types := []string{"MetadataPayload", "SegmentMountOp", "SegmentUpdateOp", "SegmentUnmountOp"}
+	for _, v := range readVectors[payloadVector](f, "payloads.jsonl") {
+		nd := mustB64(f, v.BytesB64)
+		if len(nd) > 4096 {
+			continue // the long-string vectors add nothing but time
+		}
+		for i, name := range types {
+			if len(v.Type) >= len(name) && v.Type[:len(name)] == name {
+				f.Add(uint8(i), nd)
+				f.Add(uint8(i), mustB64(f, v.BytesB64TypeLiteral))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
+		c := payloadCodecs[types[int(kind)%len(types)]]
+		v, err := c.decode(data)
+		if err != nil {
+			return
+		}
+		for _, enc := range []func(any) ([]byte, error){c.encode, c.encodeLit} {
+			b, err := enc(v)
+			if err != nil {
+				t.Fatalf("decoded %+v does not encode: %v", v, err)
+			}
+			w, err := c.decode(b)
+			if err != nil || !samePayload(v, w) {
+				t.Fatalf("%+v re-encoded decodes to %+v, %v", v, w, err)
+			}
+		}
+	})
+}
