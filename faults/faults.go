@@ -56,9 +56,6 @@ type Env interface {
 	// RevokeWriterLease revokes the lease holding /snapshot/writer (held by
 	// node, when not empty) and says whose it was.
 	RevokeWriterLease(ctx context.Context, node string, wait time.Duration) (holder string, err error)
-	// Prune publishes the floor at the older of two valid pointers and
-	// deletes the batches it covers, as the retention cycle would.
-	Prune(ctx context.Context) (floor uint64, deleted int64, err error)
 	// CompactDefrag compacts etcd's MVCC history at the current revision and
 	// defragments every member; it says what the database sizes did.
 	CompactDefrag(ctx context.Context) (report string, err error)
@@ -104,7 +101,7 @@ var Kinds = map[string]string{
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder; with a target, for that master to hold it): the holder's next pointer CAS must fail; no heal",
 	"compact-defrag":   "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member in turn and disarm any alarm (the run keeps the history first); no heal",
-	"prune":            "act as the retention cycle once: with two valid pointers, CAS the floor to the older one and range-delete the batches it covers; no heal",
+	"lose-history":     "delete the durable prefix and every batch key in one transaction, leaving the producer view, floor, pointers and snapshots in place (a history lost, its residue kept); no heal",
 }
 
 // Injected is a fault in effect.
@@ -331,12 +328,10 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		if err := in.corrupted(ctx, env, id); err != nil {
 			return nil, err
 		}
-	case "prune":
-		floor, deleted, err := env.Prune(ctx)
-		if err != nil {
+	case "lose-history":
+		if err := loseHistory(ctx, env, in); err != nil {
 			return nil, err
 		}
-		in.Targets = []string{fmt.Sprintf("floor %d, %d batches deleted", floor, deleted)}
 	case "compact-defrag":
 		report, err := env.CompactDefrag(ctx)
 		if err != nil {

@@ -25,6 +25,9 @@ type KeyEnv interface {
 	Env
 	EtcdDelete(ctx context.Context, suffix string) (revision int64, err error)
 	EtcdOldest(ctx context.Context, prefix string) (suffix string, value []byte, err error)
+	// EtcdDeleteAll deletes keys and every key under prefixes (namespace
+	// suffixes) in one transaction: its revision and how many keys went.
+	EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (revision, deleted int64, err error)
 }
 
 // Garbage forms: how a record is replaced by bytes that are not a valid record.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +54,24 @@ func (e *keyEnv) EtcdDelete(_ context.Context, suffix string) (int64, error) {
 	delete(e.kv, suffix)
 	e.rev++
 	return e.rev, nil
+}
+
+func (e *keyEnv) EtcdRevision(context.Context) (int64, error) { return e.rev, nil }
+
+func (e *keyEnv) EtcdDeleteAll(_ context.Context, keys, prefixes []string) (int64, int64, error) {
+	var n int64
+	for k := range e.kv {
+		gone := slices.Contains(keys, k)
+		for _, p := range prefixes {
+			gone = gone || strings.HasPrefix(k, p)
+		}
+		if gone {
+			delete(e.kv, k)
+			n++
+		}
+	}
+	e.rev++
+	return e.rev, n, nil
 }
 
 func (e *keyEnv) EtcdOldest(_ context.Context, prefix string) (string, []byte, error) {
@@ -341,4 +360,22 @@ func TestRenameFieldTouchesOneTopLevelKeyOnly(t *testing.T) {
 	require.Len(t, seen, 4, "every top-level field can be drawn")
 	_, err := renameField(rand.New(rand.NewPCG(1, 1)), []byte(`[1,2]`))
 	require.Error(t, err)
+}
+
+// lose-history deletes the prefix and every batch in one revision and
+// leaves the rest: the residue a master must refuse to read as empty.
+func TestLoseHistoryKeepsTheResidue(t *testing.T) {
+	e := newKeyEnv(t, 1)
+	seedKeys(t, e)
+	in, err := Inject(context.Background(), e, Spec{Kind: "lose-history"})
+	require.NoError(t, err)
+	require.Equal(t, []int64{e.rev}, in.Revisions)
+	for k := range e.kv {
+		require.False(t, strings.HasPrefix(k, "/batches/") || k == "/durable_prefix", "%s survived", k)
+	}
+	for _, k := range []string{"/producer_view", "/snapshot/latest", "/snapshot/fallback", "/snapshot/compaction_floor"} {
+		require.Contains(t, e.kv, k)
+	}
+	_, err = Inject(context.Background(), e, Spec{Kind: "lose-history"})
+	require.ErrorIs(t, err, ErrUnavailable, "nothing left to lose")
 }

@@ -128,6 +128,31 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 	return s, nil
 }
 
+// Reconfigure merges overrides into every node's config file; the next
+// start of each node reads it (a configuration rollout).
+func (s *Set) Reconfigure(overrides map[string]any) error {
+	for _, n := range s.Nodes {
+		data, err := os.ReadFile(n.ConfigPath)
+		if err != nil {
+			return err
+		}
+		cfg := map[string]any{}
+		if err := yaml.Unmarshal(data, &cfg); err != nil {
+			return fmt.Errorf("%s: %w", n.ConfigPath, err)
+		}
+		for k, v := range overrides {
+			cfg[k] = v
+		}
+		if data, err = yaml.Marshal(cfg); err != nil {
+			return err
+		}
+		if err := os.WriteFile(n.ConfigPath, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // StartNode (re)starts one node with its config.
 func (s *Set) StartNode(n *Node) error {
 	env := append([]string{"GOFAIL_HTTP=" + n.FailpointAddr}, s.opts.Env...)

@@ -349,7 +349,7 @@ func (r *run) settle(ctx context.Context) {
 	r.stopTraffic()
 	r.healAll(ctx)
 	if r.allFailedClosed(ctx) {
-		r.events.add("note", "settle", "", "every running master failed closed: nothing to catch up", true)
+		r.events.add("note", "settle", "", "no master serves nor could: every master failed closed or exited, nothing to catch up", true)
 		return
 	}
 	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {
@@ -357,18 +357,15 @@ func (r *run) settle(ctx context.Context) {
 	}
 }
 
-// allFailedClosed reports that every running master refused to bootstrap.
+// allFailedClosed reports that no master can serve: every running master
+// refused to bootstrap, or none is running (each refused to start).
 func (r *run) allFailedClosed(ctx context.Context) bool {
-	n := 0
 	for i, h := range r.cluster.Masters.Health(ctx) {
-		if p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name); ok && p.Running() {
-			if h.Role != "failed" {
-				return false
-			}
-			n++
+		if p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name); ok && p.Running() && h.Role != "failed" {
+			return false
 		}
 	}
-	return n > 0
+	return true
 }
 
 // meta gathers the run facts.

@@ -57,6 +57,12 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		}
 		return r.heal(ctx, st.Heal)
 	case "restart":
+		if len(st.Restart.Config) > 0 {
+			if err := r.cluster.Masters.Reconfigure(st.Restart.Config); err != nil {
+				return fmt.Errorf("reconfigure masters: %w", err)
+			}
+			r.events.add("note", "reconfigure", "all masters", fmt.Sprintf("%v", st.Restart.Config), true)
+		}
 		return r.restartMasters(ctx, st.Restart.Mode)
 	case "traffic":
 		if st.Traffic == "start" {
@@ -92,6 +98,30 @@ func (e faultEnv) EtcdDelete(ctx context.Context, suffix string) (int64, error) 
 		return 0, fmt.Errorf("delete %s: %w", suffix, err)
 	}
 	return resp.Header.Revision, nil
+}
+
+func (e faultEnv) EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (int64, int64, error) {
+	cli, ks, err := e.r.etcd()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cli.Close()
+	var ops []clientv3.Op
+	for _, k := range keys {
+		ops = append(ops, clientv3.OpDelete(ks.Root()+k))
+	}
+	for _, p := range prefixes {
+		ops = append(ops, clientv3.OpDelete(ks.Root()+p, clientv3.WithPrefix()))
+	}
+	resp, err := cli.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return 0, 0, fmt.Errorf("delete %v and %v: %w", keys, prefixes, err)
+	}
+	var n int64
+	for _, r := range resp.Responses {
+		n += r.GetResponseDeleteRange().Deleted
+	}
+	return resp.Header.Revision, n, nil
 }
 
 func (e faultEnv) EtcdOldest(ctx context.Context, prefix string) (string, []byte, error) {

@@ -21,10 +21,6 @@ import (
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
-	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/maintain"
-	"github.com/oplogha/oplogha/impl/oplog"
-	"github.com/oplogha/oplogha/impl/publish"
 )
 
 // Env adapts a Cluster to faults.Env with the run's seeded choices.
@@ -379,45 +375,6 @@ func (e *Env) RevokeWriterLease(ctx context.Context, node string, wait time.Dura
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// Prune acts as one retention cycle: both pointers must be valid; the floor
-// moves (monotonically, by CAS) to the older one's batch, and only after that
-// commit are the covered batches deleted with the guarded range delete.
-func (e *Env) Prune(ctx context.Context) (uint64, int64, error) {
-	cli, err := e.C.Etcd.Client(nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer cli.Close()
-	ks, err := keyspace.New(e.clusterID)
-	if err != nil {
-		return 0, 0, err
-	}
-	o, err := publish.Observe(ctx, cli, ks)
-	if err != nil {
-		return 0, 0, err
-	}
-	if !o.Latest.Valid() || !o.Fallback.Valid() {
-		return 0, 0, fmt.Errorf("%w: pruning needs two valid pointers", faults.ErrUnavailable)
-	}
-	safe := min(o.Latest.Pointer.LastIncludedBatchID, o.Fallback.Pointer.LastIncludedBatchID)
-	floor, moved, err := maintain.CASFloor(ctx, cli, ks, safe)
-	if err != nil {
-		return 0, 0, err
-	}
-	if !moved {
-		return floor, 0, fmt.Errorf("%w: floor %d already covers %d", faults.ErrUnavailable, floor, safe)
-	}
-	view, err := oplog.ReadProducerView(ctx, cli, ks)
-	if err != nil {
-		return safe, 0, err
-	}
-	res, err := oplog.DeleteThrough(ctx, cli, ks, safe, oplog.DeleteGuard{ProducerView: view, RequireFloor: true})
-	if err != nil {
-		return safe, 0, err
-	}
-	return safe, res.Deleted, nil
 }
 
 var _ faults.Partitioner = (*Env)(nil)

@@ -112,6 +112,9 @@ type Wait struct {
 type Restart struct {
 	Target string `yaml:"target"` // all-masters
 	Mode   string `yaml:"mode"`   // cold (graceful stop of all, then start) | crash (SIGKILL all, then start)
+	// Config keys every master starts with from now on (a rollout, e.g.
+	// enabling pruning once two snapshots exist).
+	Config map[string]any `yaml:"config,omitempty"`
 }
 
 // Assert checks the cluster now.
@@ -130,7 +133,9 @@ type Assert struct {
 	Refuses *RefusesAssert `yaml:"refuses,omitempty"`
 }
 
-// RefusesAssert is a configuration a master must refuse at startup.
+// RefusesAssert is a configuration a master must refuse at startup (with
+// an empty config: the masters' own settings, refused for what the cluster
+// holds).
 type RefusesAssert struct {
 	Config  map[string]any `yaml:"config"`
 	Says    string         `yaml:"says"` // a substring of its one-line reason
@@ -328,6 +333,14 @@ func (sc *Scenario) applyDefaults() {
 	}
 }
 
+// harnessOwnedKeys are master config keys a scenario may not set: the
+// harness sets them from cluster.security and cluster.legacy_import.
+var (
+	securityKeys     = []string{"etcd_ca_file", "etcd_cert_file", "etcd_key_file", "etcd_username", "etcd_password_file", "s3_ca_file"}
+	legacyImportKeys = []string{"snapshot_bootstrap_mode", "legacy_import_root", "legacy_import_cluster_id", "legacy_import_snapshot_id"}
+	harnessOwnedKeys = append(append([]string{}, securityKeys...), legacyImportKeys...)
+)
+
 func (sc *Scenario) validate() []string {
 	var probs []string
 	bad := func(line int, format string, args ...any) {
@@ -368,9 +381,14 @@ func (sc *Scenario) validate() []string {
 	if sc.Cluster.Security.TLS && (sc.Cluster.S3 == "gofakes3") {
 		bad(0, "cluster.security.tls: the S3 server gofakes3 serves plain http only; use versitygw, local or none")
 	}
-	for _, k := range []string{"etcd_ca_file", "etcd_cert_file", "etcd_key_file", "etcd_username", "etcd_password_file", "s3_ca_file"} {
+	for _, k := range securityKeys {
 		if _, ok := sc.Cluster.Config[k]; ok {
 			bad(0, "cluster.config.%s: set cluster.security instead (the harness makes the run's certificates and users)", k)
+		}
+	}
+	for _, k := range legacyImportKeys {
+		if _, ok := sc.Cluster.Config[k]; ok {
+			bad(0, "cluster.config.%s: set cluster.legacy_import instead (the harness then also audits the import)", k)
 		}
 	}
 	if li := sc.Cluster.LegacyImport; li != nil {
@@ -381,11 +399,7 @@ func (sc *Scenario) validate() []string {
 			bad(0, "cluster.legacy_import needs cluster.s3: the import becomes a snapshot in the store")
 		}
 	}
-	for _, k := range []string{"snapshot_bootstrap_mode", "legacy_import_root", "legacy_import_cluster_id", "legacy_import_snapshot_id"} {
-		if _, ok := sc.Cluster.Config[k]; ok {
-			bad(0, "cluster.config.%s: set cluster.legacy_import instead (the harness then also audits the import)", k)
-		}
-	}
+
 	if len(sc.Steps) == 0 {
 		bad(0, "steps: at least one step")
 	}
@@ -467,9 +481,14 @@ func (sc *Scenario) validate() []string {
 			if s.Restart.Mode != "cold" && s.Restart.Mode != "crash" {
 				bad(s.Line, "step %d: restart mode %q: want cold or crash", i+1, s.Restart.Mode)
 			}
+			for _, k := range harnessOwnedKeys {
+				if _, ok := s.Restart.Config[k]; ok {
+					bad(s.Line, "step %d: restart config %s: the harness owns that key", i+1, k)
+				}
+			}
 		case "assert":
-			if rf := s.Assert.Refuses; rf != nil && (len(rf.Config) == 0 || rf.Says == "") {
-				bad(s.Line, "step %d: assert refuses needs config (the keys to try) and says (what the refusal must say)", i+1)
+			if rf := s.Assert.Refuses; rf != nil && (rf.Config == nil || rf.Says == "") {
+				bad(s.Line, "step %d: assert refuses needs config (the keys to try; {} for the masters' own settings) and says (what the refusal must say)", i+1)
 			}
 		case "traffic":
 			if s.Traffic != "start" && s.Traffic != "stop" {

@@ -27,11 +27,21 @@ import (
 
 // Options configure one cycle.
 type Options struct {
-	Prefix   string        // {s3_prefix}/{cluster_id}: the dedicated snapshot prefix
-	GC       bool          // enable_snapshot_gc
-	Prune    bool          // enable_oplog_pruning
-	Grace    time.Duration // snapshot_gc_grace_multiplier × snapshot interval
-	Now      func() time.Time
+	Prefix string        // {s3_prefix}/{cluster_id}: the dedicated snapshot prefix
+	GC     bool          // enable_snapshot_gc
+	Prune  bool          // enable_oplog_pruning
+	Grace  time.Duration // snapshot_gc_grace_multiplier × snapshot interval
+	Now    func() time.Time
+	// Lease is the maintenance lease the cycle runs under (required): every
+	// destructive step is fenced by its token, in the transaction (floor CAS,
+	// range delete) or by Lease.Confirm just before it (object deletes). A
+	// lost lease ends the cycle.
+	Lease Fence
+	// Verified remembers snapshots whose every object verified, so the
+	// newer protected snapshot costs one complete verification, not one per
+	// cycle (nil: verify each time). The older one is verified afresh
+	// whenever the floor is about to move onto it.
+	Verified *Verified
 	AfterGC  func() // crash window: GC done, floor not yet published
 	AfterCAS func() // crash window: floor published, batches not yet deleted
 
@@ -44,6 +54,18 @@ type Options struct {
 	DeleteFault   func() error
 }
 
+// Fence is what the cycle needs of the maintenance lease: its token for
+// the transactions' compare, and a proof that it still holds just before a
+// step no transaction can fence (publish.Lease is one).
+type Fence interface {
+	OwnerToken() string
+	Confirm(ctx context.Context, margin time.Duration) error
+}
+
+// confirmMargin is how long the lease must still have to live before an
+// object delete: the delete ends well within it.
+const confirmMargin = 2 * time.Second
+
 // Report says what a cycle did.
 type Report struct {
 	Protected      []string // S_new, S_safe ids
@@ -54,7 +76,8 @@ type Report struct {
 	Floor          uint64   // floor after the cycle
 	FloorMoved     bool
 	BatchesDeleted int64
-	Skipped        string // why nothing was pruned
+	Verified       []string // snapshots verified completely in this cycle
+	Skipped        string   // why nothing was pruned
 }
 
 // ErrNotProtected: the two-snapshot rule does not hold; nothing is pruned.
@@ -67,16 +90,26 @@ var ErrFloorCAS = errors.New("floor CAS failed")
 // be deleted; they are retained and the next cycle retries.
 var ErrRangeDelete = errors.New("range delete after the floor failed")
 
-// Run performs one cycle. The caller holds the maintenance lease.
+// ErrLeaseLost: the maintenance lease no longer fences this cycle; it ended
+// before its next destructive step.
+var ErrLeaseLost = publish.ErrLeaseLost
+
+// Run performs one cycle under opts.Lease.
 func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objstore.Store, opts Options) (Report, error) {
 	var rep Report
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Lease == nil {
+		return rep, fmt.Errorf("%w: a retention cycle needs the maintenance lease", ErrLeaseLost)
+	}
+	// Pointers, floor and view at one revision: what the cycle validates,
+	// and what its transactions compare.
 	o, err := publish.Observe(ctx, cli, ks)
 	if err != nil {
 		return rep, err
 	}
+	rep.Floor = o.Floor
 	if !o.Latest.Valid() || !o.Fallback.Valid() || o.Latest.Pointer.LastIncludedBatchID <= o.Fallback.Pointer.LastIncludedBatchID {
 		rep.Skipped = "two valid ordered pointers needed"
 		return rep, nil
@@ -84,7 +117,9 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 	sNew, sSafe := *o.Latest.Pointer, *o.Fallback.Pointer
 	rep.Protected = []string{sNew.SnapshotID, sSafe.SnapshotID}
 	if opts.GC {
-		rep.GCGroups, rep.GCDeleted, rep.GCBytes, rep.GCFailures = gc(ctx, st, opts, sNew, sSafe)
+		if err := gc(ctx, st, opts, sNew, sSafe, &rep); err != nil {
+			return rep, err
+		}
 	}
 	if opts.AfterGC != nil {
 		opts.AfterGC()
@@ -93,11 +128,20 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 		rep.Skipped = "pruning disabled"
 		return rep, nil
 	}
-	// Revalidate the protected snapshots' metadata before the floor moves.
+	// Both protected snapshots are validated before the floor moves: the
+	// newer once (cached), the older afresh when the floor is to move onto
+	// it, so a snapshot that rotted since it was last read never becomes
+	// the only one above a deleted OpLog. Otherwise their metadata.
+	moving := sSafe.LastIncludedBatchID > o.Floor
 	for _, p := range []publish.Pointer{sNew, sSafe} {
-		if err := revalidate(ctx, st, p); err != nil {
-			rep.Skipped = fmt.Sprintf("protected snapshot %s failed revalidation: %v", p.SnapshotID, err)
+		fresh := moving && p.SnapshotID == sSafe.SnapshotID
+		verified, err := validate(ctx, st, p, moving, fresh, opts.Verified)
+		if err != nil {
+			rep.Skipped = fmt.Sprintf("protected snapshot %s failed validation: %v", p.SnapshotID, err)
 			return rep, nil
+		}
+		if verified {
+			rep.Verified = append(rep.Verified, p.SnapshotID)
 		}
 	}
 	if opts.FloorCASFault != nil {
@@ -105,28 +149,31 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 			return rep, fmt.Errorf("%w (nothing deleted): %w", ErrFloorCAS, err)
 		}
 	}
-	floor, moved, err := CASFloor(ctx, cli, ks, sSafe.LastIncludedBatchID)
+	floor, moved, err := CASFloor(ctx, cli, ks, opts.Lease.OwnerToken(), o.FloorRaw, sSafe.LastIncludedBatchID)
 	if err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			return rep, err
+		}
 		return rep, fmt.Errorf("%w (nothing deleted): %w", ErrFloorCAS, err)
 	}
 	rep.Floor, rep.FloorMoved = floor, moved
 	if opts.AfterCAS != nil {
 		opts.AfterCAS()
 	}
-	view, err := oplog.ReadProducerView(ctx, cli, ks)
-	if err != nil {
-		return rep, err
-	}
 	if opts.DeleteFault != nil {
 		if err := opts.DeleteFault(); err != nil {
 			return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, floor, err)
 		}
 	}
-	res, err := oplog.DeleteThrough(ctx, cli, ks, floor, oplog.DeleteGuard{ProducerView: view, RequireFloor: true})
-	if errors.Is(err, oplog.ErrWouldDeletePrefix) {
+	// The delete commits only on the namespace as validated: the view read
+	// with the pointers, the floor just published, and the writer token.
+	res, err := oplog.DeleteThrough(ctx, cli, ks, floor, oplog.DeleteGuard{ProducerView: o.View, RequireFloor: true, WriterToken: opts.Lease.OwnerToken()})
+	switch {
+	case errors.Is(err, oplog.ErrWouldDeletePrefix):
 		return rep, nil // nothing past the prefix to delete yet
-	}
-	if err != nil {
+	case errors.Is(err, oplog.ErrWriterFenced):
+		return rep, fmt.Errorf("%w: range delete through %d refused: %w", ErrLeaseLost, floor, err)
+	case err != nil:
 		return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, floor, err)
 	}
 	rep.BatchesDeleted = res.Deleted
@@ -136,11 +183,13 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 // gc deletes snapshot groups under the dedicated prefix that neither pointer
 // protects, that are older than S_safe (or unpublished candidates below
 // S_new), and whose newest object is older than the grace period. Listing
-// is only a conservative input here; failures are counted, never fatal.
-func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publish.Pointer) (groups, objects int, bytes int64, failures int) {
+// is only a conservative input here; failures are counted, never fatal. A
+// lease that cannot be confirmed before a delete ends GC and the cycle.
+func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publish.Pointer, rep *Report) error {
 	list, err := st.List(ctx, opts.Prefix+"/")
 	if err != nil {
-		return 0, 0, 0, 1
+		rep.GCFailures++
+		return nil
 	}
 	type group struct {
 		keys   []string
@@ -198,19 +247,48 @@ func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publis
 		}
 		if opts.GCDeleteFault != nil {
 			if err := opts.GCDeleteFault(id); err != nil {
-				failures++
+				rep.GCFailures++
 				continue
 			}
 		}
+		if err := opts.Lease.Confirm(ctx, confirmMargin); err != nil {
+			return fmt.Errorf("snapshot GC stopped before deleting %s: %w", id, err)
+		}
 		if err := st.Delete(ctx, append(keys, desc...)); err != nil {
-			failures++
+			rep.GCFailures++
 			continue
 		}
-		groups++
-		objects += len(g.keys)
-		bytes += g.bytes
+		rep.GCGroups++
+		rep.GCDeleted += len(g.keys)
+		rep.GCBytes += g.bytes
 	}
-	return groups, objects, bytes, failures
+	return nil
+}
+
+// validate checks a protected snapshot before the floor moves. Its
+// metadata always (descriptor ↔ pointer, manifest ↔ descriptor, every
+// payload object present with the manifest's size and stored checksum);
+// when complete is set, every byte too (a full read, checksummed and
+// decoded), unless cache already holds it and fresh is not asked.
+// verified says a complete read happened.
+func validate(ctx context.Context, st objstore.Store, p publish.Pointer, complete, fresh bool, cache *Verified) (verified bool, err error) {
+	if err := revalidate(ctx, st, p); err != nil {
+		return false, err
+	}
+	if !complete || (!fresh && cache.Has(p.SnapshotID)) {
+		return false, nil
+	}
+	d, _, _, err := snapshot.Open(ctx, st, p.ObjectPrefix, snapshot.Visitor{})
+	if err != nil {
+		cache.Forget(p.SnapshotID)
+		return false, err
+	}
+	if err := publish.Agree(p, d); err != nil {
+		cache.Forget(p.SnapshotID)
+		return false, err
+	}
+	cache.Add(p.SnapshotID)
+	return true, nil
 }
 
 // revalidate checks a protected snapshot's metadata by exact keys: the
@@ -256,30 +334,33 @@ func revalidate(ctx context.Context, st objstore.Store, p publish.Pointer) error
 	return nil
 }
 
-// CASFloor moves the floor to target if it is lower and returns the floor
-// after the call; it never decreases it (moved is false when the floor
-// already covered target).
-func CASFloor(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, target uint64) (uint64, bool, error) {
-	resp, err := cli.Get(ctx, ks.CompactionFloor())
-	if err != nil {
-		return 0, false, err
-	}
+// CASFloor moves the floor to target if it is below it and returns the
+// floor after the call; it never decreases it (moved is false when the
+// floor already covers target). The transaction compares the writer token
+// (a cycle whose lease was lost moves nothing: ErrLeaseLost) and the floor
+// as observed (observed nil: no floor yet).
+func CASFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token string, observed []byte, target uint64) (uint64, bool, error) {
 	cmp := clientv3.Compare(clientv3.CreateRevision(ks.CompactionFloor()), "=", 0)
-	if len(resp.Kvs) > 0 {
-		cur, err := oplog.DecodeFloor(resp.Kvs[0].Value)
+	if observed != nil {
+		cur, err := oplog.DecodeFloor(observed)
 		if err != nil {
-			return 0, false, err
+			return 0, false, &oplog.RecordError{Key: ks.CompactionFloor(), Err: err}
 		}
 		if cur.BatchID >= target {
 			return cur.BatchID, false, nil
 		}
-		cmp = clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(resp.Kvs[0].Value))
+		cmp = clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(observed))
 	}
-	put, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(ks.CompactionFloor(), string(oplog.Floor{BatchID: target}.Encode()))).Commit()
+	put, err := kv.Txn(ctx).If(cmp, clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", token)).
+		Then(clientv3.OpPut(ks.CompactionFloor(), string(oplog.Floor{BatchID: target}.Encode()))).
+		Else(clientv3.OpGet(ks.SnapshotWriter())).Commit()
 	if err != nil {
 		return 0, false, err
 	}
 	if !put.Succeeded {
+		if kvs := put.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != token {
+			return 0, false, fmt.Errorf("%w: floor CAS to %d refused", ErrLeaseLost, target)
+		}
 		return 0, false, errors.New("floor changed concurrently")
 	}
 	return target, true, nil

@@ -84,6 +84,15 @@ func (f *fixture) publish(p publish.Pointer) {
 	require.NoError(f.t, err)
 }
 
+// run runs one cycle under a maintenance lease taken for it.
+func (f *fixture) run(opts Options) (Report, error) {
+	l, err := publish.AcquireLease(ctxT(f.t), f.srv.Client, f.ks, "maintainer", 10)
+	require.NoError(f.t, err)
+	defer l.Release(context.Background())
+	opts.Lease = l
+	return Run(ctxT(f.t), f.srv.Client, f.ks, f.st, opts)
+}
+
 func batchCount(t *testing.T, f *fixture) int64 {
 	resp, err := f.srv.Client.Get(ctxT(t), f.ks.BatchPrefix(), clientv3WithPrefixCount()...)
 	require.NoError(t, err)
@@ -93,7 +102,7 @@ func batchCount(t *testing.T, f *fixture) int64 {
 func TestNoFloorWithoutTwoValidPointers(t *testing.T) {
 	f := newFixture(t, 30)
 	f.publish(f.snap(10))
-	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", GC: true, Prune: true})
+	rep, err := f.run(Options{Prefix: "snaps/m", GC: true, Prune: true})
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Skipped)
 	require.Zero(t, rep.Floor)
@@ -120,7 +129,7 @@ func TestGCKeepsProtectedAndRecentThenFloorBeforeDelete(t *testing.T) {
 		}
 		return err
 	}))
-	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", GC: true, Prune: true, Grace: 30 * time.Minute, Now: clock})
+	rep, err := f.run(Options{Prefix: "snaps/m", GC: true, Prune: true, Grace: 30 * time.Minute, Now: clock})
 	require.NoError(t, err)
 	require.Equal(t, 2, rep.GCGroups, "the old snapshot and the expired orphan go")
 	left := map[string]bool{}
@@ -146,7 +155,7 @@ func TestGCKeepsProtectedAndRecentThenFloorBeforeDelete(t *testing.T) {
 	require.Equal(t, int64(10), rep.BatchesDeleted)
 	require.Equal(t, int64(30), batchCount(t, f))
 	// The floor never decreases, and a second cycle deletes nothing more.
-	rep, err = Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true})
+	rep, err = f.run(Options{Prefix: "snaps/m", Prune: true})
 	require.NoError(t, err)
 	require.Equal(t, uint64(10), rep.Floor)
 	require.False(t, rep.FloorMoved)
@@ -159,10 +168,10 @@ func TestCrashAfterFloorLeavesBatchesAForLaterCycle(t *testing.T) {
 	f.publish(f.snap(20))
 	crash := func() { panic("crash after floor CAS") }
 	require.Panics(t, func() {
-		_, _ = Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true, AfterCAS: crash})
+		_, _ = f.run(Options{Prefix: "snaps/m", Prune: true, AfterCAS: crash})
 	})
 	require.Equal(t, int64(40), batchCount(t, f), "the floor is published, nothing deleted yet: extra batches, no gap")
-	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true})
+	rep, err := f.run(Options{Prefix: "snaps/m", Prune: true})
 	require.NoError(t, err)
 	require.Equal(t, int64(10), rep.BatchesDeleted, "a later cycle deletes them")
 }
@@ -173,9 +182,88 @@ func TestRevalidationFailureBlocksPruning(t *testing.T) {
 	p := f.snap(20)
 	f.publish(p)
 	require.NoError(t, os.Remove(filepath.Join(f.root, filepath.FromSlash(path.Join(p.ObjectPrefix, snapshot.ManifestObject)))))
-	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true})
+	rep, err := f.run(Options{Prefix: "snaps/m", Prune: true})
 	require.NoError(t, err)
-	require.Contains(t, rep.Skipped, "failed revalidation")
+	require.Contains(t, rep.Skipped, "failed validation")
 	require.Zero(t, rep.Floor)
 	require.Equal(t, int64(40), batchCount(t, f))
+}
+
+// A cycle whose lease is revoked after GC publishes no floor and deletes
+// nothing: the floor CAS compares the writer token.
+func TestLostLeaseEndsTheCycle(t *testing.T) {
+	f := newFixture(t, 40)
+	f.publish(f.snap(10))
+	f.publish(f.snap(20))
+	l, err := publish.AcquireLease(ctxT(t), f.srv.Client, f.ks, "maintainer", 10)
+	require.NoError(t, err)
+	revoke := func() { _, err := f.srv.Client.Revoke(context.Background(), l.ID); require.NoError(t, err) }
+	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true, Lease: l, AfterGC: revoke})
+	require.ErrorIs(t, err, ErrLeaseLost)
+	require.Zero(t, rep.Floor)
+	require.False(t, rep.FloorMoved)
+	require.Equal(t, int64(40), batchCount(t, f), "a fenced cycle deletes nothing")
+	resp, err := f.srv.Client.Get(ctxT(t), f.ks.CompactionFloor())
+	require.NoError(t, err)
+	require.Empty(t, resp.Kvs, "no floor was published")
+}
+
+// GC confirms the lease before each delete: revoked, it deletes no group.
+func TestLostLeaseStopsGC(t *testing.T) {
+	f := newFixture(t, 40)
+	old := f.snap(5)
+	f.publish(old)
+	f.publish(f.snap(10))
+	f.publish(f.snap(20))
+	l, err := publish.AcquireLease(ctxT(t), f.srv.Client, f.ks, "maintainer", 10)
+	require.NoError(t, err)
+	_, err = f.srv.Client.Revoke(ctxT(t), l.ID)
+	require.NoError(t, err)
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", GC: true, Prune: true, Grace: time.Minute, Now: later, Lease: l})
+	require.ErrorIs(t, err, ErrLeaseLost)
+	require.Zero(t, rep.GCGroups)
+	_, err = f.st.Head(ctxT(t), path.Join(old.ObjectPrefix, snapshot.DescriptorName))
+	require.NoError(t, err, "the unprotected group is still there")
+}
+
+// The floor never moves onto a snapshot whose bytes no longer verify, even
+// when its metadata (sizes, the server's stored checksums) still does.
+func TestFloorNeverMovesOntoACorruptSnapshot(t *testing.T) {
+	f := newFixture(t, 40)
+	safe := f.snap(10)
+	f.publish(safe)
+	f.publish(f.snap(20))
+	chunk := filepath.Join(f.root, filepath.FromSlash(path.Join(safe.ObjectPrefix, snapshot.SegmentsObject)))
+	data, err := os.ReadFile(chunk)
+	require.NoError(t, err)
+	data[len(data)/2] ^= 0x20 // same length: only a complete read can tell
+	require.NoError(t, os.WriteFile(chunk, data, 0o644))
+	cache := &Verified{}
+	cache.Add(safe.SnapshotID) // verified once, before it rotted
+	rep, err := f.run(Options{Prefix: "snaps/m", Prune: true, Verified: cache})
+	require.NoError(t, err)
+	require.Contains(t, rep.Skipped, "failed validation")
+	require.Zero(t, rep.Floor)
+	require.Equal(t, int64(40), batchCount(t, f))
+	require.False(t, cache.Has(safe.SnapshotID), "a failed verification is forgotten")
+}
+
+// The range delete commits only under the producer view read with the
+// pointers: a promotion during the cycle refuses it (retained, retried).
+func TestRangeDeleteTiedToTheValidatedView(t *testing.T) {
+	f := newFixture(t, 40)
+	f.publish(f.snap(10))
+	f.publish(f.snap(20))
+	claim := func() {
+		_, err := oplog.ClaimProducerView(context.Background(), f.srv.Client, f.ks)
+		require.NoError(t, err)
+	}
+	rep, err := f.run(Options{Prefix: "snaps/m", Prune: true, AfterCAS: claim})
+	require.ErrorIs(t, err, ErrRangeDelete)
+	require.Equal(t, uint64(10), rep.Floor)
+	require.Equal(t, int64(40), batchCount(t, f), "retained")
+	rep, err = f.run(Options{Prefix: "snaps/m", Prune: true})
+	require.NoError(t, err)
+	require.Equal(t, int64(10), rep.BatchesDeleted, "the next cycle deletes them")
 }

@@ -47,6 +47,8 @@ var codeRules = []codeRule{
 	{oplog.ErrGap, "oplog_gap", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrRegression, "oplog_regression", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrNoDurablePrefix, "no_durable_prefix", http.StatusInternalServerError, OutcomeUnknown},
+	{oplog.ErrResidue, "residue_without_history", http.StatusInternalServerError, OutcomeUnknown},
+	{errBelowFloor, "below_floor", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrChecksum, "bad_checksum", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrNonCanonical, "non_canonical", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrVersion, "bad_version", http.StatusInternalServerError, OutcomeUnknown},

@@ -126,12 +126,16 @@ func (m *Master) importLegacy(ctx context.Context, view uint64) error {
 		m.log.Info("legacy snapshot imported by another node", "phase", "legacy_import", "legacy_snapshot_id", snap.ID, "imported_by", ns.Marker.ImportedBy)
 		return nil
 	}
+	trust, ready := m.storeTrust()
+	if !ready {
+		return fmt.Errorf("legacy import: the snapshot store has not answered yet")
+	}
 	start := time.Now()
-	res, err := legacy.Importer{Client: m.cli, Keyspace: m.ks, Store: m.store, Trust: m.trust, Prefix: m.storePrefix(), WorkDir: m.workDir(),
+	res, err := legacy.Importer{Client: m.cli, Keyspace: m.ks, Store: m.store, Trust: trust, Prefix: m.storePrefix(), WorkDir: m.workDir(),
 		Node: m.cfg.nodeID(), View: view, AfterWrite: func() { hit(fpLegacyImportAfterWrite) }}.Import(ctx, m.cfg.legacyClusterID(), snap)
 	if err != nil {
 		m.m.legacyImports.WithLabelValues("failed").Inc()
-		m.m.orphans.Inc()
+		m.m.orphans.WithLabelValues("legacy_import_failed").Inc()
 		if legacyRefusal(err) {
 			return errRefused{err}
 		}

@@ -8,12 +8,14 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
+	"github.com/oplogha/oplogha/impl/maintain"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/state"
@@ -64,7 +66,7 @@ type Master struct {
 	committer *oplog.GroupCommitter
 	boot      BootstrapInfo
 	store     objstore.Store
-	trust     objstore.Trust
+	trust     atomic.Pointer[objstore.Trust] // nil until the store's probe answered
 	durable   oplog.DurablePrefix
 	applyErr  string
 
@@ -76,6 +78,11 @@ type Master struct {
 	legacy *legacy.Snapshot
 	// refused ends Run: a promotion met an operator-input failure.
 	refused error
+	// verified remembers snapshots this node verified completely (the
+	// retention cycle's cache).
+	verified *maintain.Verified
+	// headTime adds up the time the snapshot store's HEADs take.
+	headTime atomic.Int64
 }
 
 // New validates cfg and prepares a master; Run starts it.
@@ -84,7 +91,7 @@ func New(cfg Config, log *slog.Logger) (*Master, error) {
 		return nil, &ConfigError{Errs: errs}
 	}
 	ks, _ := keyspace.New(cfg.ClusterID)
-	m := &Master{cfg: cfg, ks: ks, m: newMetrics(), st: state.New(), role: RoleStarting,
+	m := &Master{cfg: cfg, ks: ks, m: newMetrics(), st: state.New(), role: RoleStarting, verified: &maintain.Verified{},
 		log: log.With("node", cfg.nodeID(), "cluster", cfg.ClusterID)}
 	m.m.setRole(RoleStarting)
 	return m, nil
@@ -140,8 +147,11 @@ func (m *Master) Run(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 	}()
 	m.log.Info("started", "phase", "start", "listen", ln.Addr().String(), "advertise", m.cfg.advertise(), "etcd", m.cfg.EtcdEndpoints)
-	if m.store, m.trust, err = m.openStore(ctx); err != nil {
+	if m.store, err = m.openStore(); err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
+	}
+	if m.store != nil {
+		go m.probeStore(ctx)
 	}
 	if m.cfg.SnapshotBootstrapMode == "legacy-import" {
 		if err := m.prepareLegacyImport(ctx); err != nil {
@@ -229,6 +239,11 @@ func (m *Master) bootstrapUntilDone(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(err, oplog.ErrResidue) {
+			// Residue without a history is for an operator to resolve
+			// (restore the history, or reset the namespace): refuse to start.
+			return fmt.Errorf("bootstrap refused: %w", err)
 		}
 		m.m.bootstrapFailures.Inc()
 		if r, _ := m.RoleGeneration(); r != RoleFailed {

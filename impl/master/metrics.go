@@ -40,7 +40,23 @@ type metrics struct {
 	latestSnapshotBatch prometheus.Gauge
 	leaseAcquisitions   prometheus.Counter
 	casConflicts        prometheus.Counter
-	orphans             prometheus.Counter
+	orphans             *prometheus.CounterVec
+	leaseLosses         *prometheus.CounterVec
+	viewClaims          prometheus.Counter
+	promotable          prometheus.Gauge
+	horizon             prometheus.Gauge
+	pointerBatch        *prometheus.GaugeVec
+	pointerAge          *prometheus.GaugeVec
+	pointerValid        *prometheus.GaugeVec
+	pointerVerified     *prometheus.GaugeVec
+	pointerInfo         *prometheus.GaugeVec
+	lastSuccess         prometheus.Gauge
+	lastFailure         prometheus.Gauge
+	lastFailedPhase     *prometheus.GaugeVec
+	captureEstimateMax  maxGauge
+	bootstrapPhase      *prometheus.GaugeVec
+	storeReady          prometheus.Gauge
+	uploadsAborted      prometheus.Counter
 	publishedAfterPromo prometheus.Counter
 	rebootstraps        prometheus.Counter
 	floor               prometheus.Gauge
@@ -102,7 +118,23 @@ func newMetrics() *metrics {
 	m.latestSnapshotBatch = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_latest_snapshot_batch_id", Help: "cursor of the last snapshot this node published"})
 	m.leaseAcquisitions = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_lease_acquisitions_total", Help: "maintenance lease acquisitions"})
 	m.casConflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_cas_conflicts_total", Help: "pointer CAS conflicts"})
-	m.orphans = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_orphans_total", Help: "uploaded candidates left unpublished"})
+	m.orphans = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_orphans_total", Help: "uploaded candidates left unpublished, by reason (lease_lost, conflict, not_newer, below_floor, upload_failed, other)"}, []string{"reason"})
+	m.leaseLosses = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_lease_losses_total", Help: "maintenance lease found lost, by the step that found it (publish: the pointer CAS; retain: a retention cycle, which then ended)"}, []string{"step"})
+	m.viewClaims = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_view_claims_total", Help: "producer views this node claimed (one per promotion that got that far)"})
+	m.promotable = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_promotable", Help: "1 while this node may campaign: bootstrapped, and its cursor not below the compaction floor"})
+	m.horizon = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_capacity_exhaustion_horizon_seconds", Help: "estimated time until the largest etcd member reaches the quota at the db growth rate of the last minute (+Inf: not growing)"})
+	m.pointerBatch = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_snapshot_pointer_batch_id", Help: "last included batch of the snapshot a pointer slot names (latest, fallback); 0 absent or malformed"}, []string{"slot"})
+	m.pointerAge = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_snapshot_pointer_age_seconds", Help: "age of the snapshot a pointer slot names"}, []string{"slot"})
+	m.pointerValid = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_snapshot_pointer_valid", Help: "1 when the pointer slot holds a record that decodes, 0 when malformed, -1 when absent"}, []string{"slot"})
+	m.pointerVerified = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_snapshot_pointer_verified", Help: "1 when this node read the slot's snapshot completely and it verified, 0 when that failed, -1 not read by this node"}, []string{"slot"})
+	m.pointerInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_snapshot_pointer_info", Help: "1 for the snapshot id each pointer slot names"}, []string{"slot", "snapshot_id"})
+	m.lastSuccess = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_last_success_timestamp_seconds", Help: "when this node last published a snapshot (unix seconds)"})
+	m.lastFailure = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_last_failure_timestamp_seconds", Help: "when a snapshot attempt of this node last failed (unix seconds)"})
+	m.lastFailedPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_snapshot_last_failed_phase", Help: "1 for the phase the last failed snapshot attempt failed in"}, []string{"phase"})
+	m.captureEstimateMax = maxGauge{g: prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_capture_estimated_bytes_peak", Help: "largest estimated capture memory of an admitted attempt since start"})}
+	m.bootstrapPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "oplogha_bootstrap_phase_seconds", Help: "the last bootstrap's phases: download (reading the snapshot's objects) and decode run side by side, replay after them"}, []string{"phase"})
+	m.storeReady = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_store_ready", Help: "1 once the snapshot store answered and its checksum validation is known; until then no publication (an outage is a snapshot stall, not a reason to stop)"})
+	m.uploadsAborted = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_uploads_aborted_total", Help: "unfinished multipart uploads under the snapshot prefix that GC aborted"})
 	m.floor = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_compaction_floor_batch_id", Help: "compaction floor after this node's last retention cycle"})
 	m.uncompacted = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_uncompacted_batches", Help: "durable prefix minus floor at the last status read or admission"})
 	m.gcObjects = prometheus.NewCounter(prometheus.CounterOpts{Name: "oplogha_gc_objects_total", Help: "snapshot objects deleted by GC"})
@@ -128,6 +160,10 @@ func newMetrics() *metrics {
 	m.admittedLagMax = maxGauge{g: prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_snapshot_admitted_lag_max_batches", Help: "largest lag at admission that was admitted since start (the threshold is max_snapshot_lag_batches)"})}
 	m.legacyImports = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oplogha_legacy_imports_total", Help: "explicit legacy snapshot imports by outcome (imported, already_imported, failed)"}, []string{"outcome"})
 	m.legacyImportSeconds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "oplogha_legacy_import_seconds", Help: "duration of the last legacy import: convert, write, verify and commit"})
+	for _, c := range []prometheus.Collector{m.leaseLosses, m.viewClaims, m.promotable, m.horizon, m.pointerBatch, m.pointerAge, m.pointerValid, m.pointerVerified,
+		m.pointerInfo, m.lastSuccess, m.lastFailure, m.lastFailedPhase, m.captureEstimateMax.g, m.bootstrapPhase, m.storeReady, m.uploadsAborted} {
+		f(c)
+	}
 	for _, c := range []prometheus.Collector{m.legacyImports, m.legacyImportSeconds, m.gcBytes, m.floorCASFailures, m.verifiedObjects, m.admittedLagMax.g, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse, m.etcdRevision,
 		m.etcdQuota, m.etcdQuotaUsed, m.etcdAlarms, m.etcdStatusFailures} {
 		f(c)

@@ -55,10 +55,19 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) bool {
 }
 
 func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, error) {
+	// A node below the compaction floor rebootstraps before it claims a
+	// view: a claim fences the cluster's writer, and one this node cannot
+	// follow by serving would only leave the cluster without a primary.
+	if floor, err := m.readFloor(ctx); err == nil && m.cursor().BatchID < floor {
+		if err := m.rebootstrapIfBelowFloor(ctx, fmt.Errorf("%w: promotion at %s, floor %d", errBelowFloor, m.cursor(), floor)); err != nil {
+			return nil, 0, fmt.Errorf("not promotable: %w", err)
+		}
+	}
 	view, err := oplog.ClaimProducerView(ctx, m.cli, m.ks)
 	if err != nil {
 		return nil, 0, fmt.Errorf("claim producer view: %w", err)
 	}
+	m.m.viewClaims.Inc()
 	m.m.producerView.Set(float64(view))
 	m.log.Info("claimed producer view", "phase", "promote", "producer_view", view)
 	hit(fpPromoteAfterClaim)
@@ -71,7 +80,7 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 	// prefix (through a snapshot when the cursor fell below the floor).
 	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
 	err = m.applyOnce(ctx, r)
-	if errors.Is(err, oplog.ErrGap) {
+	if errors.Is(err, oplog.ErrGap) || errors.Is(err, errBelowFloor) {
 		if err = m.rebootstrapIfBelowFloor(ctx, err); err == nil {
 			err = m.applyOnce(ctx, r)
 		}

@@ -8,6 +8,8 @@ import (
 	"path"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/oplogha/oplogha/impl/maintain"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
@@ -53,6 +55,19 @@ func (e *phaseErr) Unwrap() error { return e.err }
 
 func failed(phase string, err error) error { return &phaseErr{phase, err} }
 
+// failedPhase names the phase an attempt failed in ("cas" for a
+// publication the pointer CAS refused).
+func failedPhase(err error) string {
+	var pe *phaseErr
+	switch {
+	case errors.As(err, &pe):
+		return pe.phase
+	case errors.Is(err, publish.ErrCASConflict), errors.Is(err, publish.ErrLeaseLost):
+		return "cas"
+	}
+	return "admission"
+}
+
 func snapshotCode(err error) string {
 	var pe *phaseErr
 	switch {
@@ -68,8 +83,8 @@ func snapshotCode(err error) string {
 
 // due decides whether a snapshot is needed: a first or repairing snapshot
 // once a batch exists; otherwise the interval since latest AND the minimum
-// advance, or the capacity trigger (uncompacted batches over the limit),
-// which bypasses the interval but still needs one new batch.
+// advance, or (with pruning on) the capacity trigger (uncompacted batches
+// over the limit), which bypasses the interval but still needs one new batch.
 func (m *Master) due(o publish.Observed, cur state.Cursor, head oplog.Head, floor uint64) (bool, string) {
 	if cur.BatchID == 0 {
 		return false, "empty"
@@ -84,7 +99,10 @@ func (m *Master) due(o publish.Observed, cur state.Cursor, head oplog.Head, floo
 	if cur.BatchID <= lat.LastIncludedBatchID {
 		return false, "no_advance"
 	}
-	if head.Prefix.BatchID-floor > uint64(m.cfg.MaxUncompactedBatches) {
+	// The capacity trigger bypasses the interval only where a publication
+	// lets the floor follow: with pruning off, an early snapshot frees
+	// nothing, and firing on every tick would pile snapshots up.
+	if m.cfg.EnableOplogPruning && head.Prefix.BatchID-floor > uint64(m.cfg.MaxUncompactedBatches) {
 		return true, "capacity"
 	}
 	if cur.BatchID-lat.LastIncludedBatchID < uint64(m.cfg.SnapshotMinAdvanceBatches) {
@@ -125,14 +143,16 @@ func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error
 	if err != nil {
 		return o, head, err
 	}
-	floor, err := m.readFloor(ctx)
-	if err != nil {
-		return o, head, err
-	}
+	floor := o.Floor
 	cur := m.cursor()
 	m.m.uncompacted.Set(float64(head.Prefix.BatchID - min(head.Prefix.BatchID, floor)))
 	if ok, why := m.due(o, cur, head, floor); !ok {
 		return o, head, skip(why)
+	}
+	if cur.BatchID < floor {
+		// A capture below the floor can never be published (its suffix may
+		// be gone): this node must rebootstrap first.
+		return o, head, skip("below_floor")
 	}
 	lag, ok := lagAdmits(head.Prefix.BatchID, cur.BatchID, m.cfg.MaxSnapshotLagBatches)
 	m.m.snapshotLag.Set(float64(lag))
@@ -140,10 +160,11 @@ func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error
 		return o, head, skip("lag")
 	}
 	m.m.admittedLagMax.observe(float64(lag))
-	n := m.objectCount()
-	if err := (snapshot.Budget{MaxCaptureBytes: m.cfg.MaxSnapshotCaptureBytes, WorkDir: m.workDir()}).Check(snapshot.EstimateFor(n)); err != nil {
+	est := snapshot.EstimateFor(m.objectCount())
+	if err := (snapshot.Budget{MaxCaptureBytes: m.cfg.MaxSnapshotCaptureBytes, WorkDir: m.workDir()}).Check(est); err != nil {
 		return o, head, skip(snapshot.SkipReason(err))
 	}
+	m.m.captureEstimateMax.observe(float64(est.CaptureBytes))
 	return o, head, nil
 }
 
@@ -172,8 +193,14 @@ func (m *Master) trySnapshot(ctx context.Context) (err error) {
 		case err != nil:
 			m.m.snapshotAttempts.WithLabelValues("failed").Inc()
 			m.m.snapshotFailures.WithLabelValues(snapshotCode(err)).Inc()
+			m.m.lastFailure.Set(float64(time.Now().UnixMilli()) / 1000)
+			m.m.lastFailedPhase.Reset()
+			m.m.lastFailedPhase.WithLabelValues(failedPhase(err)).Set(1)
 		}
 	}()
+	if _, ready := m.storeTrust(); !ready {
+		return skip("store_unready")
+	}
 	if _, _, err := m.admit(ctx); err != nil {
 		return err
 	}
@@ -191,10 +218,6 @@ func (m *Master) trySnapshot(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	view, err := oplog.ReadProducerView(ctx, m.cli, m.ks)
-	if err != nil {
-		return failed("view", err)
-	}
 	start := time.Now()
 	capture := m.capture()
 	hit(fpSnapshotAfterCopy)
@@ -202,17 +225,22 @@ func (m *Master) trySnapshot(ctx context.Context) (err error) {
 		return skip("promotion") // a role transition overlapped the copy: the capture is discarded
 	}
 	m.m.phaseSeconds.WithLabelValues("copy").Set(time.Since(start).Seconds())
-	return m.publishCapture(ctx, capture, view, o, lease)
+	return m.publishCapture(ctx, capture, o, lease)
 }
 
 // publishCapture runs from an immutable capture only.
-func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, view uint64, o publish.Observed, lease *publish.Lease) error {
+func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o publish.Observed, lease *publish.Lease) error {
 	cur := capture.Cursor()
 	if hit(fpSnapshotTornCursor) {
 		cur.Seq++ // injected: a capture whose batch and sequence cursors disagree
 	}
-	if err := m.checkCursor(ctx, cur); err != nil {
+	batchRev, err := m.checkCursor(ctx, cur)
+	if err != nil {
 		return failed("cursor", err) // rejected before anything is encoded; the applied cursor is untouched
+	}
+	view, err := m.viewAt(ctx, batchRev)
+	if err != nil {
+		return failed("view", err)
 	}
 	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
 	prefix := path.Join(m.storePrefix(), id.String())
@@ -233,34 +261,44 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 	m.m.phaseSeconds.WithLabelValues("decode").Set(prep.DecodeTime.Seconds())
 	m.m.capturedBytes.Set(float64(l.Size))
 	hit(fpSnapshotBeforeUpload)
-	phase := time.Now()
-	w, err := snapshot.Write(ctx, m.store, m.trust, prefix, prep.File, l, prep.Manifest, d, snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
+	phase, head0 := time.Now(), m.headTime.Load()
+	trust, _ := m.storeTrust() // known: admission required it
+	w, err := snapshot.Write(ctx, m.store, trust, prefix, prep.File, l, prep.Manifest, d, snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
 	if err != nil {
-		m.m.orphans.Inc()
+		m.m.orphans.WithLabelValues("upload_failed").Inc()
 		return failed("upload", err)
 	}
 	m.m.phaseSeconds.WithLabelValues("upload").Set(time.Since(phase).Seconds())
+	m.m.phaseSeconds.WithLabelValues("verify").Set(time.Duration(m.headTime.Load() - head0).Seconds())
 	for _, proof := range w.Proofs {
 		m.m.verifiedObjects.WithLabelValues(string(proof)).Inc()
 	}
 	phase = time.Now()
 	plan, err := publish.PlanFor(o, publish.FromDescriptor(d))
 	if err != nil {
-		m.m.orphans.Inc()
+		m.m.orphans.WithLabelValues(orphanReason(err)).Inc()
 		return failed("plan", err)
 	}
 	hit(fpSnapshotBeforeCAS)
 	res, err := publish.Publish(ctx, m.cli, m.ks, lease.Token, o, plan)
 	if err != nil {
-		m.m.orphans.Inc()
-		if errors.Is(err, publish.ErrCASConflict) {
+		m.m.orphans.WithLabelValues(orphanReason(err)).Inc()
+		switch {
+		case errors.Is(err, publish.ErrCASConflict):
 			m.m.casConflicts.Inc()
+		case errors.Is(err, publish.ErrLeaseLost):
+			m.m.leaseLosses.WithLabelValues("publish").Inc()
 		}
 		return fmt.Errorf("publish %s (left as an orphan): %w", id, err)
 	}
+	// The server validated every object's checksum on upload (or a
+	// complete readback did): the newer protected snapshot needs no
+	// second complete read before the floor moves.
+	m.verified.Add(id.String())
 	hit(fpSnapshotAfterCAS)
 	m.m.phaseSeconds.WithLabelValues("cas").Set(time.Since(phase).Seconds())
 	m.m.snapshotAttempts.WithLabelValues("published").Inc()
+	m.m.lastSuccess.Set(float64(time.Now().UnixMilli()) / 1000)
 	m.m.latestSnapshotBatch.Set(float64(cur.BatchID))
 	if role, _ := m.RoleGeneration(); role != RoleStandby {
 		// Allowed: the capture completed while this node was a standby.
@@ -269,16 +307,32 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, vie
 	}
 	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof", string(w.Proofs[snapshot.SegmentsObject]))
 	if m.cfg.EnableSnapshotGC || m.cfg.EnableOplogPruning {
-		m.retain(ctx)
+		m.retain(ctx, lease)
 	}
 	return nil
 }
 
+// orphanReason labels why a written candidate was left unpublished.
+func orphanReason(err error) string {
+	switch {
+	case errors.Is(err, publish.ErrLeaseLost):
+		return "lease_lost"
+	case errors.Is(err, publish.ErrCASConflict):
+		return "conflict"
+	case errors.Is(err, publish.ErrNotNewer):
+		return "not_newer"
+	case errors.Is(err, publish.ErrBelowFloor):
+		return "below_floor"
+	}
+	return "other"
+}
+
 // retain runs the retention cycle under the lease just used to publish.
-func (m *Master) retain(ctx context.Context) {
+func (m *Master) retain(ctx context.Context, lease *publish.Lease) {
 	grace := time.Duration(float64(m.cfg.SnapshotIntervalSeconds)*m.cfg.SnapshotGCGraceMultiplier*1000) * time.Millisecond
 	rep, err := maintain.Run(ctx, m.cli, m.ks, m.store, maintain.Options{Prefix: m.storePrefix(), GC: m.cfg.EnableSnapshotGC, Prune: m.cfg.EnableOplogPruning,
-		Grace: grace, AfterGC: func() { hit(fpMaintainAfterGC) }, AfterCAS: func() { hit(fpMaintainAfterFloor) },
+		Grace: grace, Lease: lease, Verified: m.verified,
+		AfterGC: func() { hit(fpMaintainAfterGC) }, AfterCAS: func() { hit(fpMaintainAfterFloor) },
 		GCDeleteFault: func(string) error { return injected(fpMaintainGCDeleteFails) },
 		FloorCASFault: func() error { return injected(fpMaintainFloorCASFails) },
 		DeleteFault:   func() error { return injected(fpMaintainDeleteFails) }})
@@ -291,6 +345,8 @@ func (m *Master) retain(ctx context.Context) {
 	}
 	if err != nil {
 		switch {
+		case errors.Is(err, maintain.ErrLeaseLost):
+			m.m.leaseLosses.WithLabelValues("retain").Inc()
 		case errors.Is(err, maintain.ErrRangeDelete):
 			m.m.rangeDeleteFailures.Inc()
 		case errors.Is(err, maintain.ErrFloorCAS):
@@ -312,27 +368,57 @@ func (m *Master) retain(ctx context.Context) {
 var errInconsistentCursor = errors.New("inconsistent batch/sequence cursor")
 
 // checkCursor verifies that a capture's cursor names a complete batch: the
-// OpLog's batch cur.BatchID must end at sequence cur.Seq.
-func (m *Master) checkCursor(ctx context.Context, cur state.Cursor) error {
+// OpLog's batch cur.BatchID must end at sequence cur.Seq. It returns the
+// etcd revision that appended the batch (0 for the empty cursor).
+func (m *Master) checkCursor(ctx context.Context, cur state.Cursor) (int64, error) {
 	if cur.BatchID == 0 {
 		if cur.Seq != 0 {
-			return fmt.Errorf("%w: batch 0 with seq %d", errInconsistentCursor, cur.Seq)
+			return 0, fmt.Errorf("%w: batch 0 with seq %d", errInconsistentCursor, cur.Seq)
 		}
-		return nil
+		return 0, nil
 	}
 	resp, err := m.cli.Get(ctx, m.ks.Batch(cur.BatchID))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(resp.Kvs) == 0 {
-		return fmt.Errorf("%w: batch %d is not in the OpLog (pruned below the floor?)", errInconsistentCursor, cur.BatchID)
+		return 0, fmt.Errorf("%w: batch %d is not in the OpLog (pruned below the floor?)", errInconsistentCursor, cur.BatchID)
 	}
 	b, err := oplog.DecodeBatch(resp.Kvs[0].Value)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if b.LastSeq != cur.Seq {
-		return fmt.Errorf("%w: capture at %s, but batch %d ends at seq %d", errInconsistentCursor, cur, b.ID, b.LastSeq)
+		return 0, fmt.Errorf("%w: capture at %s, but batch %d ends at seq %d", errInconsistentCursor, cur, b.ID, b.LastSeq)
 	}
-	return nil
+	return resp.Kvs[0].ModRevision, nil
+}
+
+// errViewUnknown: the view a batch was appended under can no longer be read.
+var errViewUnknown = errors.New("producer view of the captured batch is unknown")
+
+// viewAt is the producer view under which the batch written at revision
+// batchRev was appended: the view associated with the captured prefix
+// (RFC "State Persisted in the Snapshot"), not the view of the moment of
+// capture, which a promotion since the batch has moved on. When the view
+// has not changed since the batch it is the current one; otherwise it is
+// read at that revision, and if etcd compacted it away the attempt fails
+// (the next capture, at a newer batch, will know its view).
+func (m *Master) viewAt(ctx context.Context, batchRev int64) (uint64, error) {
+	resp, err := m.cli.Get(ctx, m.ks.ProducerView())
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, fmt.Errorf("%w: no producer view", errViewUnknown)
+	}
+	if batchRev != 0 && resp.Kvs[0].ModRevision > batchRev {
+		if resp, err = m.cli.Get(ctx, m.ks.ProducerView(), clientv3.WithRev(batchRev)); err != nil {
+			return 0, fmt.Errorf("%w: at revision %d: %v", errViewUnknown, batchRev, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return 0, fmt.Errorf("%w: none at revision %d", errViewUnknown, batchRev)
+		}
+	}
+	return oplog.DecodeProducerView(resp.Kvs[0].Value)
 }

@@ -1,6 +1,7 @@
 package master
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,10 @@ func pointerAt(batch uint64, created time.Time) *publish.Pointer {
 func TestSchedulerTriggers(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.SnapshotIntervalSeconds, cfg.SnapshotMinAdvanceBatches, cfg.MaxUncompactedBatches = 60, 10, 500
+	cfg.EnableOplogPruning = true
 	m := &Master{cfg: cfg}
+	noPrune := cfg
+	noPrune.EnableOplogPruning = false
 	head := func(b uint64) oplog.Head {
 		return oplog.Head{Prefix: oplog.DurablePrefix{BatchID: b, LastSeq: b}, Present: true}
 	}
@@ -62,12 +66,17 @@ func TestSchedulerTriggers(t *testing.T) {
 		{"interval met, advance short", obs(pointerAt(100, old)), at(109), head(109), 0, false, "min_advance"},
 		{"advance met, interval not", obs(pointerAt(100, fresh)), at(200), head(200), 0, false, "interval"},
 		{"capacity bypasses the interval", obs(pointerAt(100, fresh)), at(101), head(700), 100, true, "capacity"},
+		{"capacity without pruning waits for the interval", obs(pointerAt(100, fresh)), at(200), head(700), 0, false, "interval"},
 		{"capacity still needs one new batch", obs(pointerAt(100, fresh)), at(100), head(700), 0, false, "no_advance"},
 		{"nothing newer than latest", obs(pointerAt(100, old)), at(100), head(100), 0, false, "no_advance"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, why := m.due(tc.o, tc.cur, tc.head, tc.floor)
+			mm := m
+			if strings.HasPrefix(tc.name, "capacity without pruning") {
+				mm = &Master{cfg: noPrune}
+			}
+			ok, why := mm.due(tc.o, tc.cur, tc.head, tc.floor)
 			require.Equal(t, tc.want, ok)
 			require.Equal(t, tc.reason, why)
 		})

@@ -43,7 +43,10 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 		defer close(applyDone)
 		m.applyLoop(cctx)
 	}()
-	err = elec.Campaign(cctx, m.cfg.advertise())
+	err = m.waitPromotable(cctx)
+	if err == nil {
+		err = elec.Campaign(cctx, m.cfg.advertise())
+	}
 	cancel()
 	<-applyDone
 	if err == nil {
@@ -84,14 +87,37 @@ func (m *Master) observeLeader(ctx context.Context, elec *concurrency.Election) 
 	}
 }
 
+// waitPromotable returns once this node may campaign: a standby whose
+// cursor is below a readable compaction floor must rebootstrap first (the
+// apply loop does), and is not electable until it has. An unreadable
+// floor does not hold a node back: a promotion proves its state complete
+// to the durable prefix before it serves.
+func (m *Master) waitPromotable(ctx context.Context) error {
+	for {
+		floor, err := m.readFloor(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil || m.cursor().BatchID >= floor {
+			m.m.promotable.Set(1)
+			return nil
+		}
+		m.m.promotable.Set(0)
+		sleep(ctx, m.cfg.pollInterval())
+	}
+}
+
 // applyLoop polls the OpLog and applies complete batches until ctx ends.
+// A cursor below the compaction floor stops ordinary apply: the standby
+// rebootstraps from a snapshot covering the floor (RFC "Lagging Live
+// Standby"), whether or not the batches it needs are gone yet.
 func (m *Master) applyLoop(ctx context.Context) {
 	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
 	t := time.NewTicker(m.cfg.pollInterval())
 	defer t.Stop()
 	for {
 		err := m.applyOnce(ctx, r)
-		if errors.Is(err, oplog.ErrGap) && ctx.Err() == nil {
+		if (errors.Is(err, oplog.ErrGap) || errors.Is(err, errBelowFloor)) && ctx.Err() == nil {
 			err = m.rebootstrapIfBelowFloor(ctx, err)
 		}
 		if err != nil && ctx.Err() == nil {
@@ -110,9 +136,19 @@ func (m *Master) applyLoop(ctx context.Context) {
 	}
 }
 
+// errBelowFloor: the applied cursor is below the compaction floor.
+var errBelowFloor = errors.New("applied cursor below the compaction floor")
+
 // applyOnce applies every batch from the cursor to the durable prefix.
 func (m *Master) applyOnce(ctx context.Context, r *oplog.Reader) error {
-	head, err := r.Scan(ctx, m.cursor(), func(b state.Batch) error {
+	head, err := r.ReadHead(ctx)
+	if err != nil {
+		return err
+	}
+	if cur := m.cursor(); head.FloorErr == nil && cur.BatchID < head.Floor {
+		return fmt.Errorf("%w: cursor %s, floor %d", errBelowFloor, cur, head.Floor)
+	}
+	err = r.ScanTo(ctx, m.cursor(), head, func(b state.Batch) error {
 		hit(fpStandbyBeforeApply)
 		m.mu.Lock()
 		err := m.st.Apply(b)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"sync/atomic"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -17,40 +19,70 @@ import (
 	"github.com/oplogha/oplogha/impl/objstore/s3"
 )
 
-// openStore builds the configured snapshot store (nil when none) and probes
-// whether its server validates checksums, which decides between HEAD and
-// complete readback for every later upload.
-func (m *Master) openStore(ctx context.Context) (objstore.Store, objstore.Trust, error) {
+// openStore builds the configured snapshot store (nil when none). It does
+// not reach the store: an unreachable S3 at startup is a snapshot stall,
+// not a reason to stop (probeStore learns the store's trust once it answers).
+func (m *Master) openStore() (objstore.Store, error) {
 	var st objstore.Store
 	switch m.cfg.ObjectStore {
 	case "":
-		return nil, objstore.Trust{}, nil
+		return nil, nil
 	case "local":
 		l, err := localdir.New(m.cfg.LocalStoreDir)
 		if err != nil {
-			return nil, objstore.Trust{}, err
+			return nil, err
 		}
 		st = l
 	case "s3":
 		sc, err := m.cfg.s3Config(m.cfg.S3Bucket)
 		if err != nil {
-			return nil, objstore.Trust{}, err
+			return nil, err
 		}
 		s, err := s3.New(sc)
 		if err != nil {
-			return nil, objstore.Trust{}, err
+			return nil, err
 		}
 		st = s
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	probe := path.Join(m.storePrefix(), "_probe", m.cfg.nodeID()+"-"+hex.EncodeToString(b[:]))
-	trust, err := objstore.Probe(ctx, st, probe)
-	if err != nil {
-		return nil, objstore.Trust{}, fmt.Errorf("probe %s: %w", st.Name(), err)
+	return storeWindows{Store: st, headTime: &m.headTime}, nil
+}
+
+// probeStore probes, until it answers, whether the store's server validates
+// checksums: that decides between HEAD and complete readback for every
+// later upload, so nothing is published before it is known. Meanwhile the
+// master bootstraps and serves as it can; snapshot_store_ready says where
+// the probe stands.
+func (m *Master) probeStore(ctx context.Context) {
+	wait := 500 * time.Millisecond
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		probe := path.Join(m.storePrefix(), "_probe", m.cfg.nodeID()+"-"+hex.EncodeToString(b[:]))
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		trust, err := objstore.Probe(pctx, m.store, probe)
+		cancel()
+		if err == nil {
+			m.trust.Store(&trust)
+			m.m.storeReady.Set(1)
+			m.log.Info("snapshot store ready", "phase", "store", "store", m.store.Name(), "server_validates_checksums", trust.ServerValidatesChecksums, "attempts", attempt)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		m.log.Warn("snapshot store unavailable", "phase", "store", "code", "store_unavailable", "store", m.store.Name(), "attempt", attempt, "err", err)
+		sleep(ctx, wait)
+		wait = min(2*wait, 10*time.Second)
 	}
-	m.log.Info("snapshot store ready", "phase", "store", "store", st.Name(), "server_validates_checksums", trust.ServerValidatesChecksums)
-	return storeWindows{st}, trust, nil
+}
+
+// storeTrust is what the store's probe showed, once it has answered.
+func (m *Master) storeTrust() (objstore.Trust, bool) {
+	t := m.trust.Load()
+	if t == nil {
+		return objstore.Trust{}, false
+	}
+	return *t, true
 }
 
 // storePrefix is {s3_prefix}/{cluster_id}: every snapshot of the cluster lives below.
@@ -98,9 +130,13 @@ func (c Config) s3Credentials() (access, secret string, err error) {
 }
 
 // storeWindows opens the snapshotBeforeHEAD crash window in front of every
-// HEAD the master sends and the snapshotCorruptUpload injection on puts;
-// otherwise it is the store itself.
-type storeWindows struct{ objstore.Store }
+// HEAD the master sends and the snapshotCorruptUpload injection on puts,
+// and adds up the time HEADs take (the upload's verification); otherwise it
+// is the store itself.
+type storeWindows struct {
+	objstore.Store
+	headTime *atomic.Int64 // nanoseconds spent in HEAD
+}
 
 func (h storeWindows) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
 	if size > 0 && hit(fpSnapshotCorruptUpload) {
@@ -123,5 +159,7 @@ func (f flipFirstByte) ReadAt(p []byte, off int64) (int, error) {
 
 func (h storeWindows) Head(ctx context.Context, key string) (objstore.Info, error) {
 	hit(fpSnapshotBeforeHEAD)
+	start := time.Now()
+	defer func() { h.headTime.Add(int64(time.Since(start))) }()
 	return h.Store.Head(ctx, key)
 }

@@ -40,10 +40,18 @@ func ClaimProducerView(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace
 		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(ks.ProducerView()), "=", viewRev)}
 		ops := []clientv3.Op{clientv3.OpPut(ks.ProducerView(), string(EncodeProducerView(next)))}
 		if prefixKV == nil {
-			// Initialise the zero state only if the namespace holds no batch at all.
+			// Initialise the zero state only if the namespace holds nothing at
+			// all: no batch, and none of what a history leaves (a view
+			// without a prefix is such residue, never an empty cluster).
+			if viewKV != nil {
+				return 0, &ResidueError{Keys: []string{ks.ProducerView()}}
+			}
 			cmps = append(cmps,
 				clientv3.Compare(clientv3.CreateRevision(ks.DurablePrefix()), "=", 0),
 				clientv3.Compare(clientv3.CreateRevision(ks.BatchPrefix()), "=", 0).WithPrefix())
+			for _, k := range ResidueKeys(ks) {
+				cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+			}
 			ops = append(ops, clientv3.OpPut(ks.DurablePrefix(), string(DurablePrefix{}.Encode())))
 		}
 		put, err := kv.Txn(ctx).If(cmps...).Then(ops...).Commit()
@@ -54,13 +62,20 @@ func ClaimProducerView(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace
 			return next, nil
 		}
 		if prefixKV == nil {
-			// Either someone raced us, or batches exist without a prefix: tell them apart.
+			// Someone raced us (and wrote a prefix: retry), or the namespace
+			// holds batches or residue without a prefix: tell them apart.
+			if p, err := kv.Get(ctx, ks.DurablePrefix()); err != nil {
+				return 0, fmt.Errorf("read durable prefix: %w", err)
+			} else if len(p.Kvs) > 0 {
+				continue
+			}
 			if n, err := countKeys(ctx, kv, ks.BatchPrefix()); err != nil {
 				return 0, err
 			} else if n > 0 {
-				if p, err := kv.Get(ctx, ks.DurablePrefix()); err == nil && len(p.Kvs) == 0 {
-					return 0, fmt.Errorf("claim producer view: %w (%d batch keys)", ErrNoDurablePrefix, n)
-				}
+				return 0, fmt.Errorf("claim producer view: %w (%d batch keys)", ErrNoDurablePrefix, n)
+			}
+			if err := CheckNoResidue(ctx, kv, ks); err != nil {
+				return 0, err
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package oplog
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Decode errors: what is wrong with a stored record.
@@ -20,7 +21,22 @@ var (
 	ErrRegression      = errors.New("OpLog went backwards")
 	ErrKeyMismatch     = errors.New("batch record does not match its key")
 	ErrNoDurablePrefix = errors.New("durable prefix missing while batches exist")
+	// ErrResidue: the namespace has no durable prefix and no batch, yet holds
+	// what only a history leaves (a producer view, a compaction floor, a
+	// snapshot pointer, an import record). It is not an empty cluster and
+	// is never initialised as one.
+	ErrResidue = errors.New("namespace holds residue without a provable history")
 )
+
+// ResidueError names the residue a namespace without a history holds.
+type ResidueError struct {
+	Keys []string
+}
+
+func (e *ResidueError) Error() string {
+	return fmt.Sprintf("%v: %s (an operator must restore the history or reset the namespace)", ErrResidue, strings.Join(e.Keys, ", "))
+}
+func (e *ResidueError) Unwrap() error { return ErrResidue }
 
 // Writer and delete errors: why an etcd transaction did not commit.
 var (
@@ -40,6 +56,9 @@ var (
 	ErrWouldDeletePrefix = errors.New("range delete would remove the durable prefix batch")
 	// ErrFloorBelow: the compaction floor does not cover the requested delete.
 	ErrFloorBelow = errors.New("compaction floor does not cover the range")
+	// ErrWriterFenced: the maintenance lease's writer key no longer holds
+	// the token a guarded delete was made under.
+	ErrWriterFenced = errors.New("maintenance writer token no longer holds")
 	// ErrFloorMoved: the compaction floor changed between read and delete.
 	ErrFloorMoved = errors.New("compaction floor changed during the delete")
 )

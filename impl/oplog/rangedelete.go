@@ -19,6 +19,9 @@ type DeleteGuard struct {
 	// covers the range (floor >= through) and is unchanged at commit. The
 	// retention cycle always sets it: the floor is visible before data goes.
 	RequireFloor bool
+	// WriterToken, when set, makes the delete commit only while the
+	// maintenance lease's writer key holds this token (ErrWriterFenced).
+	WriterToken string
 }
 
 // DeleteResult reports a committed delete.
@@ -79,15 +82,22 @@ func DeleteThrough(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, th
 		}
 		cmps = append(cmps, clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(floorKV.Value)))
 	}
+	if guard.WriterToken != "" {
+		cmps = append(cmps, clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", guard.WriterToken))
+	}
 	del, err := kv.Txn(ctx).If(cmps...).Then(
 		clientv3.OpDelete(ks.Batch(1), clientv3.WithRange(ks.Batch(through+1))),
 	).Else(
 		clientv3.OpGet(ks.ProducerView()),
+		clientv3.OpGet(ks.SnapshotWriter()),
 	).Commit()
 	if err != nil {
 		return DeleteResult{}, fmt.Errorf("range delete through %d: %w", through, err)
 	}
 	if !del.Succeeded {
+		if w := firstKV(del.Responses[1]); guard.WriterToken != "" && (w == nil || string(w.Value) != guard.WriterToken) {
+			return DeleteResult{}, fmt.Errorf("%w: range delete through %d", ErrWriterFenced, through)
+		}
 		if v := firstKV(del.Responses[0]); v == nil || string(v.Value) != viewRaw {
 			cur := uint64(0)
 			if v != nil {

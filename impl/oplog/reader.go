@@ -19,29 +19,47 @@ type Reader struct {
 	PageSize int // batches per range read; default 256
 }
 
-// Head is the durable prefix as read at one etcd revision.
+// Head is the durable prefix as read at one etcd revision, with the
+// compaction floor of the same revision.
 type Head struct {
 	Prefix   DurablePrefix
 	Present  bool  // false: no prefix record and no batch key (a fresh namespace)
 	Revision int64 // the revision every read of one Scan uses
+	// Floor is the compaction floor (0: none). FloorErr says why it could
+	// not be read; the head is still good for replay, which never needs
+	// the floor, but nothing may be compared with the floor then.
+	Floor    uint64
+	FloorErr error
 }
 
 // ReadHead reads the durable prefix. An absent prefix is accepted only when
-// the namespace holds no batch key (a fresh, uninitialised namespace);
-// otherwise it is ErrNoDurablePrefix.
+// the namespace holds nothing a history leaves (a fresh, uninitialised
+// namespace); batch keys without it are ErrNoDurablePrefix, any other
+// residue ErrResidue.
 func (r *Reader) ReadHead(ctx context.Context) (Head, error) {
 	resp, err := r.KV.Txn(ctx).Then(
 		clientv3.OpGet(r.Keyspace.DurablePrefix()),
 		clientv3.OpGet(r.Keyspace.BatchPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly()),
+		clientv3.OpGet(r.Keyspace.CompactionFloor()),
 	).Commit()
 	if err != nil {
 		return Head{}, fmt.Errorf("read durable prefix: %w", err)
 	}
 	h := Head{Revision: resp.Header.Revision}
+	if fkv := firstKV(resp.Responses[2]); fkv != nil {
+		f, err := DecodeFloor(fkv.Value)
+		h.Floor, h.FloorErr = f.BatchID, err
+		if err != nil {
+			h.FloorErr = &RecordError{Key: r.Keyspace.CompactionFloor(), Err: err}
+		}
+	}
 	kv := firstKV(resp.Responses[0])
 	if kv == nil {
 		if n := resp.Responses[1].GetResponseRange().Count; n > 0 {
 			return Head{}, fmt.Errorf("%w: %d batch keys", ErrNoDurablePrefix, n)
+		}
+		if err := CheckNoResidue(ctx, r.KV, r.Keyspace); err != nil {
+			return Head{}, err
 		}
 		return h, nil
 	}
@@ -134,4 +152,33 @@ func (r *Reader) ScanTo(ctx context.Context, from state.Cursor, h Head, fn func(
 // ReadAll reads the complete OpLog from batch 1 (RFC "Complete OpLog Fallback").
 func (r *Reader) ReadAll(ctx context.Context, fn func(state.Batch) error) (Head, error) {
 	return r.Scan(ctx, state.Cursor{}, fn)
+}
+
+// ResidueKeys are the keys only a history leaves behind: with none of them
+// (and no prefix, no batch) a namespace is fresh.
+func ResidueKeys(ks keyspace.Keyspace) []string {
+	return []string{ks.ProducerView(), ks.CompactionFloor(), ks.SnapshotLatest(), ks.SnapshotFallback(), ks.LegacyImport()}
+}
+
+// CheckNoResidue returns a *ResidueError naming every residue key present.
+func CheckNoResidue(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) error {
+	keys := ResidueKeys(ks)
+	ops := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		ops[i] = clientv3.OpGet(k, clientv3.WithCountOnly())
+	}
+	resp, err := kv.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("read namespace residue: %w", err)
+	}
+	var present []string
+	for i, k := range keys {
+		if resp.Responses[i].GetResponseRange().Count > 0 {
+			present = append(present, k)
+		}
+	}
+	if len(present) > 0 {
+		return &ResidueError{Keys: present}
+	}
+	return nil
 }

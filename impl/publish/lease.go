@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -72,8 +73,38 @@ func AcquireLease(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspac
 	return l, nil
 }
 
+// OwnerToken is the token the writer key holds while this lease owns it.
+func (l *Lease) OwnerToken() string { return l.Token }
+
 // Lost is closed when the lease can no longer be kept alive (or was released).
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
+
+// Confirm proves, just before a step that destroys something, that this
+// lease still fences it: Lost has not fired, the writer key holds this
+// token, and the lease has at least margin left to live (so the step ends
+// while the proof still holds). Any doubt is ErrLeaseLost.
+func (l *Lease) Confirm(ctx context.Context, margin time.Duration) error {
+	select {
+	case <-l.lost:
+		return fmt.Errorf("%w: the lease's keepalive ended", ErrLeaseLost)
+	default:
+	}
+	resp, err := l.cli.Get(ctx, l.ks.SnapshotWriter())
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %v", ErrLeaseLost, l.ks.SnapshotWriter(), err)
+	}
+	if len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != l.Token {
+		return fmt.Errorf("%w: %s no longer holds this node's token", ErrLeaseLost, l.ks.SnapshotWriter())
+	}
+	ttl, err := l.cli.TimeToLive(ctx, l.ID)
+	if err != nil {
+		return fmt.Errorf("%w: lease time to live: %v", ErrLeaseLost, err)
+	}
+	if time.Duration(ttl.TTL)*time.Second < margin {
+		return fmt.Errorf("%w: %ds left, a step needs %v", ErrLeaseLost, ttl.TTL, margin)
+	}
+	return nil
+}
 
 // Release revokes the lease; the writer key goes with it.
 func (l *Lease) Release(ctx context.Context) error {

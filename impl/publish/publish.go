@@ -9,14 +9,18 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/oplog"
 )
 
 // Errors of a publication attempt. None of them is retried by overwriting:
 // the candidate stays an orphan for GC.
 var (
-	ErrLeaseLost   = errors.New("maintenance lease lost before the pointer CAS")
-	ErrCASConflict = errors.New("pointers changed since they were observed")
+	ErrLeaseLost   = errors.New("maintenance lease lost")
+	ErrCASConflict = errors.New("pointers or floor changed since they were observed")
 	ErrNotNewer    = errors.New("candidate is not newer than every valid pointer")
+	// ErrBelowFloor: the candidate's cursor is below the compaction floor,
+	// so batches it needs for a suffix replay may already be gone.
+	ErrBelowFloor = errors.New("candidate is below the compaction floor")
 )
 
 // Slot is one pointer slot as observed: its raw value (nil when absent) and,
@@ -33,19 +37,43 @@ func (s Slot) Present() bool { return s.Raw != nil }
 // Valid reports a slot whose value decodes.
 func (s Slot) Valid() bool { return s.Pointer != nil }
 
-// Observed is both slots read together at one revision.
+// Observed is both slots, the compaction floor and the producer view, read
+// together at one revision: what a publication compares and what a
+// retention cycle validates.
 type Observed struct {
 	Latest, Fallback Slot
-	Revision         int64
+	// FloorRaw is the floor record as read (nil: no floor), Floor its batch.
+	FloorRaw []byte
+	Floor    uint64
+	// View is the producer view (0: none yet).
+	View     uint64
+	Revision int64
 }
 
-// Observe reads both pointer slots in one request.
+// Observe reads both pointer slots, the floor and the producer view in one
+// request. A floor or view that does not decode is an error: nothing may be
+// published or pruned against a record that cannot be read.
 func Observe(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (Observed, error) {
-	resp, err := kv.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback())).Commit()
+	resp, err := kv.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback()),
+		clientv3.OpGet(ks.CompactionFloor()), clientv3.OpGet(ks.ProducerView())).Commit()
 	if err != nil {
 		return Observed{}, fmt.Errorf("read snapshot pointers: %w", err)
 	}
 	o := Observed{Revision: resp.Header.Revision}
+	if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) > 0 {
+		f, err := oplog.DecodeFloor(kvs[0].Value)
+		if err != nil {
+			return Observed{}, &oplog.RecordError{Key: ks.CompactionFloor(), Err: err}
+		}
+		o.FloorRaw, o.Floor = bytes.Clone(kvs[0].Value), f.BatchID
+	}
+	if kvs := resp.Responses[3].GetResponseRange().Kvs; len(kvs) > 0 {
+		v, err := oplog.DecodeProducerView(kvs[0].Value)
+		if err != nil {
+			return Observed{}, &oplog.RecordError{Key: ks.ProducerView(), Err: err}
+		}
+		o.View = v
+	}
 	for i, slot := range []*Slot{&o.Latest, &o.Fallback} {
 		kvs := resp.Responses[i].GetResponseRange().Kvs
 		if len(kvs) == 0 {
@@ -81,6 +109,9 @@ func PlanFor(o Observed, candidate Pointer) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if candidate.LastIncludedBatchID < o.Floor {
+		return Plan{}, fmt.Errorf("%w: candidate at batch %d, floor %d", ErrBelowFloor, candidate.LastIncludedBatchID, o.Floor)
+	}
 	for name, s := range map[string]Slot{"latest": o.Latest, "fallback": o.Fallback} {
 		if s.Valid() && !newer(candidate, *s.Pointer) {
 			return Plan{}, fmt.Errorf("%w: candidate batch %d seq %d, %s %s at batch %d seq %d", ErrNotNewer,
@@ -108,12 +139,14 @@ type Result struct {
 }
 
 // Publish commits a plan in one transaction comparing the writer token and
-// the raw observed value (or absence) of both slots.
+// the raw observed value (or absence) of both slots and of the floor, so a
+// floor that moved past the plan's check fails the CAS too.
 func Publish(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token string, o Observed, plan Plan) (Result, error) {
 	cmps := []clientv3.Cmp{
 		clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", token),
 		rawCompare(ks.SnapshotLatest(), o.Latest),
 		rawCompare(ks.SnapshotFallback(), o.Fallback),
+		rawCompare(ks.CompactionFloor(), Slot{Raw: o.FloorRaw}),
 	}
 	ops := []clientv3.Op{clientv3.OpPut(ks.SnapshotLatest(), string(plan.Latest))}
 	if plan.Fallback != nil {
@@ -126,7 +159,7 @@ func Publish(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token st
 	if !resp.Succeeded {
 		kvs := resp.Responses[0].GetResponseRange().Kvs
 		if len(kvs) == 0 || string(kvs[0].Value) != token {
-			return Result{}, ErrLeaseLost
+			return Result{}, fmt.Errorf("%w before the pointer CAS", ErrLeaseLost)
 		}
 		return Result{}, ErrCASConflict
 	}

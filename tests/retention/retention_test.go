@@ -47,7 +47,7 @@ func TestGCDeletesOnlyWhatNobodyProtects(t *testing.T) {
 	notes := path.Join(storePrefix, "notes", "readme")
 	require.NoError(t, wd.st.PutIfAbsent(ctxT(t), notes, strings.NewReader("x"), 1, crc64nvme.Checksum([]byte("x"))))
 
-	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(grace))
+	rep, err := wd.cycle(t, wd.st, opts(grace))
 	require.NoError(t, err)
 	t.Logf("cycle: %+v", rep)
 	require.Equal(t, []string{sNew.SnapshotID, sSafe.SnapshotID}, rep.Protected)
@@ -121,7 +121,7 @@ func TestPartialGCFailureIsRetriedAndNeverBlocksPruning(t *testing.T) {
 	require.Greater(t, before[a.SnapshotID], 2, "a group has several objects")
 
 	flaky := &flakyStore{Store: wd.st, failOnce: map[string]bool{a.SnapshotID: true}}
-	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, flaky, opts(grace))
+	rep, err := wd.cycle(t, flaky, opts(grace))
 	require.NoError(t, err)
 	t.Logf("first cycle: %+v", rep)
 	require.Equal(t, 1, rep.GCFailures)
@@ -136,7 +136,7 @@ func TestPartialGCFailureIsRetriedAndNeverBlocksPruning(t *testing.T) {
 	_, err = wd.st.Head(ctxT(t), path.Join(a.ObjectPrefix, snapshot.DescriptorName))
 	require.NoError(t, err, "its descriptor went last, so it is still there")
 
-	rep, err = maintain.Run(ctxT(t), wd.cli, wd.ks, flaky, opts(grace))
+	rep, err = wd.cycle(t, flaky, opts(grace))
 	require.NoError(t, err)
 	t.Logf("retry cycle: %+v", rep)
 	require.Zero(t, rep.GCFailures)
@@ -152,7 +152,7 @@ func crash(t *testing.T, wd *world, o maintain.Options) {
 	done := make(chan any)
 	go func() {
 		defer func() { done <- recover() }()
-		_, _ = maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, o)
+		_, _ = wd.cycle(t, wd.st, o)
 	}()
 	require.Equal(t, "crash", <-done, "the cycle reached the crash window")
 }
@@ -181,7 +181,7 @@ func TestCrashAfterGCKeepsCompleteHistory(t *testing.T) {
 	got := wd.replayAll()
 	require.Equal(t, wd.want.Digest(), got.Digest(), "the complete OpLog rebuilds the exact state")
 
-	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(grace))
+	rep, err := wd.cycle(t, wd.st, opts(grace))
 	require.NoError(t, err)
 	require.True(t, rep.FloorMoved, "the next cycle publishes the floor")
 	require.Positive(t, rep.BatchesDeleted)
@@ -202,7 +202,7 @@ func TestCrashAfterFloorLeavesBatchesForTheNextCycle(t *testing.T) {
 	lo, _, _ := wd.batchRange()
 	require.Equal(t, uint64(1), lo, "nothing was deleted")
 
-	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+	rep, err := wd.cycle(t, wd.st, opts(time.Hour))
 	require.NoError(t, err)
 	require.False(t, rep.FloorMoved, "the floor is already there")
 	require.Equal(t, int64(sSafe.LastIncludedBatchID), rep.BatchesDeleted)
@@ -233,7 +233,7 @@ func TestAppendsDuringRetentionAreNeverDeleted(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		time.Sleep(100 * time.Millisecond)
 		wd.publish(wd.snap())
-		rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+		rep, err := wd.cycle(t, wd.st, opts(time.Hour))
 		require.NoError(t, err)
 		cycles++
 		deleted += rep.BatchesDeleted
@@ -268,7 +268,7 @@ func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 
 	o := opts(time.Hour)
 	o.FloorCASFault = func() error { return errInjected }
-	_, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, o)
+	_, err := wd.cycle(t, wd.st, o)
 	require.ErrorIs(t, err, maintain.ErrFloorCAS)
 	require.Zero(t, wd.floor())
 	lo, _, _ := wd.batchRange()
@@ -276,13 +276,13 @@ func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 
 	o = opts(time.Hour)
 	o.DeleteFault = func() error { return errInjected }
-	_, err = maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, o)
+	_, err = wd.cycle(t, wd.st, o)
 	require.ErrorIs(t, err, maintain.ErrRangeDelete)
 	require.Equal(t, sSafe.LastIncludedBatchID, wd.floor(), "the floor was published")
 	lo, _, _ = wd.batchRange()
 	require.Equal(t, uint64(1), lo, "the covered batches are retained")
 
-	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+	rep, err := wd.cycle(t, wd.st, opts(time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, int64(sSafe.LastIncludedBatchID), rep.BatchesDeleted, "the retry deletes them")
 }
@@ -292,7 +292,7 @@ func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 func TestFloorNeedsTwoValidPointers(t *testing.T) {
 	wd := newWorld(t)
 	wd.published(4)
-	rep, err := maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+	rep, err := wd.cycle(t, wd.st, opts(time.Hour))
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Skipped, "one pointer")
 	require.Zero(t, wd.floor())
@@ -300,7 +300,7 @@ func TestFloorNeedsTwoValidPointers(t *testing.T) {
 	wd.published(4)
 	_, err = wd.cli.Put(ctxT(t), wd.ks.SnapshotFallback(), `{"pointer_schema_version":1,"snapshot_id":"garbage"`)
 	require.NoError(t, err)
-	rep, err = maintain.Run(ctxT(t), wd.cli, wd.ks, wd.st, opts(time.Hour))
+	rep, err = wd.cycle(t, wd.st, opts(time.Hour))
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Skipped, "an invalid fallback")
 	require.Zero(t, wd.floor())

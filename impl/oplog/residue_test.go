@@ -1,0 +1,71 @@
+package oplog
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/impl/internal/etcdtest"
+	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/state"
+)
+
+// A namespace whose history is gone while a view, a floor or a pointer is
+// left is never read as an empty cluster, nor initialised as one: reading
+// its head and claiming a view both fail with ErrResidue naming what is left.
+func TestResidueIsNotAnEmptyCluster(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ctx := ctxT(t)
+	for name, residue := range map[string][]string{
+		"view":     {"/producer_view"},
+		"floor":    {"/snapshot/compaction_floor"},
+		"pointers": {"/snapshot/latest", "/snapshot/fallback"},
+		"all":      {"/producer_view", "/snapshot/compaction_floor", "/snapshot/latest"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ks := keyspace.Must("residue-" + name)
+			w := newWriter(t, srv.Client, ks)
+			_, err := w.Append(ctx, []state.Entry{removeEntry(1)})
+			require.NoError(t, err)
+			values := map[string]string{"/producer_view": "7", "/snapshot/compaction_floor": string(Floor{BatchID: 100}.Encode())}
+			for _, k := range residue {
+				v := values[k]
+				if v == "" {
+					v = "a pointer left behind"
+				}
+				_, err := srv.Client.Put(ctx, ks.Root()+k, v)
+				require.NoError(t, err)
+			}
+			// The history lost with the rest left in place.
+			_, err = srv.Client.Delete(ctx, ks.DurablePrefix())
+			require.NoError(t, err)
+			_, err = srv.Client.Delete(ctx, ks.Batch(1))
+			require.NoError(t, err)
+			if name != "view" && name != "all" {
+				_, err = srv.Client.Delete(ctx, ks.ProducerView())
+				require.NoError(t, err)
+			}
+
+			_, err = (&Reader{KV: srv.Client, Keyspace: ks}).ReadHead(ctx)
+			require.ErrorIs(t, err, ErrResidue)
+			var re *ResidueError
+			require.ErrorAs(t, err, &re)
+			for _, k := range residue {
+				require.Contains(t, re.Keys, ks.Root()+k)
+			}
+			_, err = ClaimProducerView(ctx, srv.Client, ks)
+			require.ErrorIs(t, err, ErrResidue)
+			resp, err := srv.Client.Get(ctx, ks.DurablePrefix())
+			require.NoError(t, err)
+			require.Empty(t, resp.Kvs, "no zero prefix was written over the residue")
+		})
+	}
+	t.Run("fresh", func(t *testing.T) {
+		ks := keyspace.Must("residue-fresh")
+		h, err := (&Reader{KV: srv.Client, Keyspace: ks}).ReadHead(ctx)
+		require.NoError(t, err)
+		require.False(t, h.Present)
+		_, err = ClaimProducerView(ctx, srv.Client, ks)
+		require.NoError(t, err)
+	})
+}
