@@ -42,7 +42,10 @@ type Info struct {
 type Store interface {
 	// PutIfAbsent writes key from src (size bytes, whose CRC64NVME is crc)
 	// only if key does not exist (ErrExists otherwise). The backend sends crc
-	// for the server to validate where it can.
+	// for the server to validate where it can. An object already at key that
+	// the backend proves by its stored full-object checksum to be these very
+	// bytes counts as written: a retried request may meet its own first
+	// attempt there.
 	PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error
 	// Head reads an object's metadata, with its checksum when the backend has one.
 	Head(ctx context.Context, key string) (Info, error)

@@ -102,15 +102,48 @@ const (
 )
 
 // PutIfAbsent uploads src create-only with its precomputed checksum.
+//
+// minio-go resends a request whose reply was lost; when the lost attempt had
+// already stored the object, the resent one is refused because the key
+// exists. So a refusal is checked against the object at the key: one with
+// our size and our full-object CRC64NVME holds exactly our bytes and the put
+// succeeds. Anything else there, or an object without a CRC64NVME to
+// compare, stays ErrExists.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+	var err error
 	if size <= s.partSize {
 		opts := minio.PutObjectOptions{DisableContentSha256: true, DisableMultipart: true,
 			UserMetadata: map[string]string{hdrCRC: snapshot.S3Base64(crc)}}
 		opts.SetMatchETagExcept("*")
-		_, err := s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
-		return mapErr(key, err)
+		_, err = s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
+		err = mapErr(key, err)
+	} else {
+		err = s.putMultipart(ctx, key, src, size, crc)
 	}
-	return s.putMultipart(ctx, key, src, size, crc)
+	if errors.Is(err, objstore.ErrExists) {
+		return s.settleExists(ctx, key, size, crc, err)
+	}
+	return err
+}
+
+// settleExists turns a create-only refusal into success when the object at
+// key holds our bytes, and returns refused otherwise.
+func (s *Store) settleExists(ctx context.Context, key string, size int64, crc uint64, refused error) error {
+	in, err := s.Head(ctx, key)
+	if err != nil {
+		// Still a collision for the caller; the head error is context only.
+		return fmt.Errorf("%w (head to compare: %v)", refused, err)
+	}
+	if holds(in, size, crc) {
+		return nil
+	}
+	return refused
+}
+
+// holds reports whether in proves an object of size bytes whose full-object
+// CRC64NVME is crc. Without a stored full-object CRC64NVME nothing is proven.
+func holds(in objstore.Info, size int64, crc uint64) bool {
+	return in.Size == size && in.CRC64NVME != nil && in.FullObj && *in.CRC64NVME == crc
 }
 
 func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
