@@ -59,6 +59,29 @@ type Store interface {
 	Name() string
 }
 
+// Upload is a multipart upload that was begun and neither completed nor
+// aborted: a writer still at work, or the parts a dead writer left behind,
+// which the server keeps (and bills) until the upload is aborted.
+type Upload struct {
+	Key      string
+	UploadID string
+	// Initiated is the time the server reports for the upload. Servers
+	// differ in what it means (versitygw: the last time a part arrived), so
+	// it says only that the upload is no older than this.
+	Initiated time.Time
+}
+
+// Uploads is the part of a store GC needs to clear unfinished multipart
+// uploads. It is optional: find it with a type assertion on the Store. A
+// backend without multipart uploads lists none.
+type Uploads interface {
+	// ListUploads lists the unfinished uploads whose keys start with prefix.
+	ListUploads(ctx context.Context, prefix string) ([]Upload, error)
+	// AbortUpload aborts one upload and frees its parts; an upload that is
+	// already gone (completed or aborted) is not an error.
+	AbortUpload(ctx context.Context, key, uploadID string) error
+}
+
 // Proof says how a put was verified.
 type Proof string
 

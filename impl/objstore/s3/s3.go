@@ -37,6 +37,11 @@ type Config struct {
 	Transport   http.RoundTripper
 }
 
+var (
+	_ objstore.Store   = (*Store)(nil)
+	_ objstore.Uploads = (*Store)(nil)
+)
+
 // Store is an S3 bucket.
 type Store struct {
 	core        minio.Core
@@ -44,6 +49,7 @@ type Store struct {
 	partSize    int64
 	partUploads int
 	endpoint    string
+	uploadPage  int // uploads per ListMultipartUploads request (0: 1000, the S3 maximum)
 }
 
 // New connects (lazily) to the bucket.
@@ -280,4 +286,60 @@ func mapErr(key string, err error) error {
 		return fmt.Errorf("%s: %w", key, objstore.ErrNotFound)
 	}
 	return fmt.Errorf("%s: %w", key, err)
+}
+
+// ListUploads lists the multipart uploads under prefix that were begun and
+// neither completed nor aborted, page by page.
+//
+// Two servers answer outside S3 here. versitygw (v1.8) refuses the key and
+// upload-id markers it returned itself when a page ends inside one key's
+// uploads ("Invalid uploadId marker"); the listing then goes on from the
+// next key, so further uploads of that key are missed this time and listed
+// once the ones before them are aborted. gofakes3 answers NoSuchUpload for a
+// bucket that has never had an upload: no uploads. versitygw's Initiated is
+// the last time a part arrived, in whole seconds.
+func (s *Store) ListUploads(ctx context.Context, prefix string) ([]objstore.Upload, error) {
+	page := s.uploadPage
+	if page <= 0 {
+		page = 1000
+	}
+	var out []objstore.Upload
+	seen := map[[2]string]bool{}
+	keyMarker, idMarker := "", ""
+	for {
+		r, err := s.core.ListMultipartUploads(ctx, s.bucket, prefix, keyMarker, idMarker, "", page)
+		if err != nil {
+			switch code := minio.ToErrorResponse(err).Code; {
+			case code == "NoSuchUpload" && keyMarker == "":
+				return out, nil
+			case code == "InvalidArgument" && idMarker != "":
+				idMarker = ""
+				continue
+			}
+			return out, fmt.Errorf("list uploads under %q: %w", prefix, err)
+		}
+		for _, u := range r.Uploads {
+			if id := [2]string{u.Key, u.UploadID}; !seen[id] {
+				seen[id] = true
+				out = append(out, objstore.Upload{Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated})
+			}
+		}
+		if !r.IsTruncated {
+			return out, nil
+		}
+		if r.NextKeyMarker == keyMarker && r.NextUploadIDMarker == idMarker {
+			return out, fmt.Errorf("list uploads under %q: the server repeats the page after %q %q", prefix, keyMarker, idMarker)
+		}
+		keyMarker, idMarker = r.NextKeyMarker, r.NextUploadIDMarker
+	}
+}
+
+// AbortUpload aborts one multipart upload; NoSuchUpload (already completed
+// or aborted) is success.
+func (s *Store) AbortUpload(ctx context.Context, key, uploadID string) error {
+	err := s.core.AbortMultipartUpload(ctx, s.bucket, key, uploadID)
+	if err == nil || minio.ToErrorResponse(err).Code == "NoSuchUpload" {
+		return nil
+	}
+	return fmt.Errorf("abort upload %s: %w", uploadID, mapErr(key, err))
 }
