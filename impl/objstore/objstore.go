@@ -42,7 +42,10 @@ type Info struct {
 type Store interface {
 	// PutIfAbsent writes key from src (size bytes, whose CRC64NVME is crc)
 	// only if key does not exist (ErrExists otherwise). The backend sends crc
-	// for the server to validate where it can.
+	// for the server to validate where it can. An object already at key that
+	// the backend proves by its stored full-object checksum to be these very
+	// bytes counts as written: a retried request may meet its own first
+	// attempt there.
 	PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error
 	// Head reads an object's metadata, with its checksum when the backend has one.
 	Head(ctx context.Context, key string) (Info, error)
@@ -54,6 +57,29 @@ type Store interface {
 	Delete(ctx context.Context, keys []string) error
 	// Name describes the backend for logs and bundles.
 	Name() string
+}
+
+// Upload is a multipart upload that was begun and neither completed nor
+// aborted: a writer still at work, or the parts a dead writer left behind,
+// which the server keeps (and bills) until the upload is aborted.
+type Upload struct {
+	Key      string
+	UploadID string
+	// Initiated is the time the server reports for the upload. Servers
+	// differ in what it means (versitygw: the last time a part arrived), so
+	// it says only that the upload is no older than this.
+	Initiated time.Time
+}
+
+// Uploads is the part of a store GC needs to clear unfinished multipart
+// uploads. It is optional: find it with a type assertion on the Store. A
+// backend without multipart uploads lists none.
+type Uploads interface {
+	// ListUploads lists the unfinished uploads whose keys start with prefix.
+	ListUploads(ctx context.Context, prefix string) ([]Upload, error)
+	// AbortUpload aborts one upload and frees its parts; an upload that is
+	// already gone (completed or aborted) is not an error.
+	AbortUpload(ctx context.Context, key, uploadID string) error
 }
 
 // Proof says how a put was verified.

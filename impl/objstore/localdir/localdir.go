@@ -17,6 +17,11 @@ import (
 	"github.com/oplogha/oplogha/impl/objstore"
 )
 
+var (
+	_ objstore.Store   = (*Store)(nil)
+	_ objstore.Uploads = (*Store)(nil)
+)
+
 // Store is a directory of objects; keys are slash-separated relative paths.
 type Store struct {
 	Root string
@@ -147,3 +152,10 @@ func (s *Store) Delete(ctx context.Context, keys []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ListUploads lists nothing: a directory has no multipart uploads (an
+// interrupted put leaves a temporary file, which List skips).
+func (s *Store) ListUploads(context.Context, string) ([]objstore.Upload, error) { return nil, nil }
+
+// AbortUpload has nothing to abort: every upload is already gone.
+func (s *Store) AbortUpload(context.Context, string, string) error { return nil }

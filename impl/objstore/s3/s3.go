@@ -37,6 +37,11 @@ type Config struct {
 	Transport   http.RoundTripper
 }
 
+var (
+	_ objstore.Store   = (*Store)(nil)
+	_ objstore.Uploads = (*Store)(nil)
+)
+
 // Store is an S3 bucket.
 type Store struct {
 	core        minio.Core
@@ -44,6 +49,7 @@ type Store struct {
 	partSize    int64
 	partUploads int
 	endpoint    string
+	uploadPage  int // uploads per ListMultipartUploads request (0: 1000, the S3 maximum)
 }
 
 // New connects (lazily) to the bucket.
@@ -102,15 +108,48 @@ const (
 )
 
 // PutIfAbsent uploads src create-only with its precomputed checksum.
+//
+// minio-go resends a request whose reply was lost; when the lost attempt had
+// already stored the object, the resent one is refused because the key
+// exists. So a refusal is checked against the object at the key: one with
+// our size and our full-object CRC64NVME holds exactly our bytes and the put
+// succeeds. Anything else there, or an object without a CRC64NVME to
+// compare, stays ErrExists.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+	var err error
 	if size <= s.partSize {
 		opts := minio.PutObjectOptions{DisableContentSha256: true, DisableMultipart: true,
 			UserMetadata: map[string]string{hdrCRC: snapshot.S3Base64(crc)}}
 		opts.SetMatchETagExcept("*")
-		_, err := s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
-		return mapErr(key, err)
+		_, err = s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
+		err = mapErr(key, err)
+	} else {
+		err = s.putMultipart(ctx, key, src, size, crc)
 	}
-	return s.putMultipart(ctx, key, src, size, crc)
+	if errors.Is(err, objstore.ErrExists) {
+		return s.settleExists(ctx, key, size, crc, err)
+	}
+	return err
+}
+
+// settleExists turns a create-only refusal into success when the object at
+// key holds our bytes, and returns refused otherwise.
+func (s *Store) settleExists(ctx context.Context, key string, size int64, crc uint64, refused error) error {
+	in, err := s.Head(ctx, key)
+	if err != nil {
+		// Still a collision for the caller; the head error is context only.
+		return fmt.Errorf("%w (head to compare: %v)", refused, err)
+	}
+	if holds(in, size, crc) {
+		return nil
+	}
+	return refused
+}
+
+// holds reports whether in proves an object of size bytes whose full-object
+// CRC64NVME is crc. Without a stored full-object CRC64NVME nothing is proven.
+func holds(in objstore.Info, size int64, crc uint64) bool {
+	return in.Size == size && in.CRC64NVME != nil && in.FullObj && *in.CRC64NVME == crc
 }
 
 func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
@@ -247,4 +286,60 @@ func mapErr(key string, err error) error {
 		return fmt.Errorf("%s: %w", key, objstore.ErrNotFound)
 	}
 	return fmt.Errorf("%s: %w", key, err)
+}
+
+// ListUploads lists the multipart uploads under prefix that were begun and
+// neither completed nor aborted, page by page.
+//
+// Two servers answer outside S3 here. versitygw (v1.8) refuses the key and
+// upload-id markers it returned itself when a page ends inside one key's
+// uploads ("Invalid uploadId marker"); the listing then goes on from the
+// next key, so further uploads of that key are missed this time and listed
+// once the ones before them are aborted. gofakes3 answers NoSuchUpload for a
+// bucket that has never had an upload: no uploads. versitygw's Initiated is
+// the last time a part arrived, in whole seconds.
+func (s *Store) ListUploads(ctx context.Context, prefix string) ([]objstore.Upload, error) {
+	page := s.uploadPage
+	if page <= 0 {
+		page = 1000
+	}
+	var out []objstore.Upload
+	seen := map[[2]string]bool{}
+	keyMarker, idMarker := "", ""
+	for {
+		r, err := s.core.ListMultipartUploads(ctx, s.bucket, prefix, keyMarker, idMarker, "", page)
+		if err != nil {
+			switch code := minio.ToErrorResponse(err).Code; {
+			case code == "NoSuchUpload" && keyMarker == "":
+				return out, nil
+			case code == "InvalidArgument" && idMarker != "":
+				idMarker = ""
+				continue
+			}
+			return out, fmt.Errorf("list uploads under %q: %w", prefix, err)
+		}
+		for _, u := range r.Uploads {
+			if id := [2]string{u.Key, u.UploadID}; !seen[id] {
+				seen[id] = true
+				out = append(out, objstore.Upload{Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated})
+			}
+		}
+		if !r.IsTruncated {
+			return out, nil
+		}
+		if r.NextKeyMarker == keyMarker && r.NextUploadIDMarker == idMarker {
+			return out, fmt.Errorf("list uploads under %q: the server repeats the page after %q %q", prefix, keyMarker, idMarker)
+		}
+		keyMarker, idMarker = r.NextKeyMarker, r.NextUploadIDMarker
+	}
+}
+
+// AbortUpload aborts one multipart upload; NoSuchUpload (already completed
+// or aborted) is success.
+func (s *Store) AbortUpload(ctx context.Context, key, uploadID string) error {
+	err := s.core.AbortMultipartUpload(ctx, s.bucket, key, uploadID)
+	if err == nil || minio.ToErrorResponse(err).Code == "NoSuchUpload" {
+		return nil
+	}
+	return fmt.Errorf("abort upload %s: %w", uploadID, mapErr(key, err))
 }

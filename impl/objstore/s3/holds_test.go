@@ -1,0 +1,18 @@
+package s3
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/impl/objstore"
+)
+
+func TestHolds(t *testing.T) {
+	crc, other := uint64(0x1234), uint64(0x1235)
+	require.True(t, holds(objstore.Info{Size: 10, CRC64NVME: &crc, FullObj: true}, 10, crc))
+	require.False(t, holds(objstore.Info{Size: 11, CRC64NVME: &crc, FullObj: true}, 10, crc), "other size")
+	require.False(t, holds(objstore.Info{Size: 10, CRC64NVME: &other, FullObj: true}, 10, crc), "other checksum")
+	require.False(t, holds(objstore.Info{Size: 10}, 10, crc), "no checksum: not provable")
+	require.False(t, holds(objstore.Info{Size: 10, CRC64NVME: &crc}, 10, crc), "not a full-object checksum")
+}
