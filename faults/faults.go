@@ -81,6 +81,11 @@ type Spec struct {
 	Toxicity float32        `yaml:"toxicity,omitempty" json:"toxicity,omitempty"`
 	Attrs    map[string]any `yaml:"attrs,omitempty" json:"attrs,omitempty"`
 	Grace    time.Duration  `yaml:"grace,omitempty" json:"grace,omitempty"` // stop: SIGTERM grace
+	// Excluding is a node a seeded choice (standby, master, etcd,
+	// etcd-follower) must not pick, or a primary target must not be: a
+	// scenario writes an earlier fault's `as` name, the runner passes the
+	// node that fault chose.
+	Excluding string `yaml:"excluding,omitempty" json:"excluding,omitempty"`
 	AutoHeal bool           `yaml:"-" json:"-"`
 }
 
@@ -227,7 +232,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: disconnect needs the docker runtime (a container with an address of its own)", ErrUnavailable)
 		}
-		node, err := ResolveNode(ctx, env, s.Target)
+		node, err := resolveNode(ctx, env, s)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +243,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		in.heal = func(ctx context.Context) error { return p.Reconnect(ctx, node) }
 		return in, nil
 	case "kill", "pause", "stop", "restart":
-		node, err := ResolveNode(ctx, env, s.Target)
+		node, err := resolveNode(ctx, env, s)
 		if err != nil {
 			return nil, err
 		}
@@ -272,7 +277,8 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		if target == "" {
 			target = "primary"
 		}
-		node, err := ResolveNode(ctx, env, target)
+		s.Target = target
+		node, err := resolveNode(ctx, env, s)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +347,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 	case "revoke-lease":
 		node := ""
 		if s.Target != "" {
-			n, err := ResolveNode(ctx, env, s.Target)
+			n, err := resolveNode(ctx, env, s)
 			if err != nil {
 				return nil, err
 			}
@@ -353,7 +359,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		}
 		in.Targets = []string{holder}
 	case "workdir-full":
-		node, err := ResolveNode(ctx, env, s.Target)
+		node, err := resolveNode(ctx, env, s)
 		if err != nil {
 			return nil, err
 		}

@@ -9,19 +9,37 @@ import (
 	"strings"
 )
 
+// resolveNode is ResolveNode for a spec: its target, never its Excluding node.
+func resolveNode(ctx context.Context, env Env, s Spec) (string, error) {
+	var exclude []string
+	if s.Excluding != "" {
+		exclude = []string{s.Excluding}
+	}
+	return ResolveNode(ctx, env, s.Target, exclude...)
+}
+
 // ResolveNode turns a target into one node name: primary, standby (a seeded
 // choice among running standbys), master (any master), etcd-leader,
 // etcd-follower, etcd (any member), or a name such as master-1 or etcd-0.
-func ResolveNode(ctx context.Context, env Env, target string) (string, error) {
+// A seeded choice never picks a node in exclude; a primary, leader or
+// named target that is excluded is unavailable.
+func ResolveNode(ctx context.Context, env Env, target string, exclude ...string) (string, error) {
 	pick := func(names []string) (string, error) {
+		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(exclude, n) })
 		if len(names) == 0 {
-			return "", fmt.Errorf("%w: no node for target %q", ErrUnavailable, target)
+			return "", fmt.Errorf("%w: no node for target %q (excluding %v)", ErrUnavailable, target, exclude)
 		}
 		return names[env.Rand().IntN(len(names))], nil
 	}
+	excluded := func(n string, err error) (string, error) {
+		if err == nil && slices.Contains(exclude, n) {
+			return "", fmt.Errorf("%w: target %q is %s, which is excluded", ErrUnavailable, target, n)
+		}
+		return n, err
+	}
 	switch target {
 	case "primary":
-		return env.Primary(ctx)
+		return excluded(env.Primary(ctx))
 	case "standby":
 		s, err := env.Standbys(ctx)
 		if err != nil {
@@ -31,7 +49,7 @@ func ResolveNode(ctx context.Context, env Env, target string) (string, error) {
 	case "master":
 		return pick(env.Masters())
 	case "etcd-leader":
-		return env.EtcdLeader(ctx)
+		return excluded(env.EtcdLeader(ctx))
 	case "etcd-follower":
 		l, err := env.EtcdLeader(ctx)
 		if err != nil {
@@ -48,7 +66,7 @@ func ResolveNode(ctx context.Context, env Env, target string) (string, error) {
 		return pick(env.EtcdMembers())
 	}
 	if slices.Contains(env.Masters(), target) || slices.Contains(env.EtcdMembers(), target) {
-		return target, nil
+		return excluded(target, nil)
 	}
 	return "", fmt.Errorf("%w: unknown target %q (masters %v, etcd %v)", ErrUnavailable, target, env.Masters(), env.EtcdMembers())
 }
@@ -59,7 +77,7 @@ func ResolveNode(ctx context.Context, env Env, target string) (string, error) {
 func ResolveLinks(ctx context.Context, env Env, s Spec) ([]string, error) {
 	pattern := s.Link
 	if strings.Contains(pattern, "{target}") {
-		node, err := ResolveNode(ctx, env, s.Target)
+		node, err := resolveNode(ctx, env, s)
 		if err != nil {
 			return nil, err
 		}

@@ -38,6 +38,9 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		if earlier, ok := r.injectedOrHealed(spec.Target); ok && len(earlier.Targets) > 0 {
 			spec.Target = earlier.Targets[0]
 		}
+		if earlier, ok := r.injectedOrHealed(spec.Excluding); ok && len(earlier.Targets) > 0 {
+			spec.Excluding = earlier.Targets[0]
+		}
 		in, err := faults.Inject(ctx, faultEnv{r.env, r}, spec)
 		name := st.As
 		if name == "" {
@@ -365,7 +368,16 @@ func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
 
 func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
 	if a.NoSnapshotsFor > 0 {
-		if err := r.noPublication(ctx, a.NoSnapshotsFor); err != nil {
+		if err := r.unchangedFor(ctx, "/snapshot/latest", a.NoSnapshotsFor, func(cur string) error {
+			return fmt.Errorf("a snapshot was published while none should be: %s", pointerSummary(cur))
+		}); err != nil {
+			return err
+		}
+	}
+	if a.NoViewClaimsFor > 0 {
+		if err := r.unchangedFor(ctx, "/producer_view", a.NoViewClaimsFor, func(cur string) error {
+			return fmt.Errorf("a producer view was claimed while no node may: now %s", cur)
+		}); err != nil {
 			return err
 		}
 	}
@@ -470,16 +482,16 @@ func sourceOf(h client.Health) string {
 	return h.Bootstrap.Source
 }
 
-// noPublication fails if the latest pointer changes within d.
-func (r *run) noPublication(ctx context.Context, d time.Duration) error {
-	cli, err := r.cluster.Etcd.Client(nil)
+// unchangedFor fails, with changed's error, if the namespace key suffix
+// changes within d.
+func (r *run) unchangedFor(ctx context.Context, suffix string, d time.Duration, changed func(cur string) error) error {
+	cli, ks, err := r.etcd()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	key := "/oplog/" + r.sc.Cluster.ClusterID + "/snapshot/latest"
 	read := func() (string, error) {
-		resp, err := cli.Get(ctx, key)
+		resp, err := cli.Get(ctx, ks.Root()+suffix)
 		if err != nil || len(resp.Kvs) == 0 {
 			return "", err
 		}
@@ -496,7 +508,7 @@ func (r *run) noPublication(ctx context.Context, d time.Duration) error {
 			return err
 		}
 		if cur != first {
-			return fmt.Errorf("a snapshot was published while none should be: %s", pointerSummary(cur))
+			return changed(cur)
 		}
 		select {
 		case <-ctx.Done():
@@ -556,10 +568,29 @@ func scrapeSample(ctx context.Context, url, sample string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(body), "\n") {
+	return sampleValue(string(body), sample)
+}
+
+// sampleValue finds sample in a Prometheus text exposition. A sample with
+// labels names one series; a bare metric name is the sum of all its series
+// (as a query of the name alone would add them up). Absent is 0: a counter
+// never incremented.
+func sampleValue(body, sample string) (float64, error) {
+	bare := !strings.Contains(sample, "{")
+	sum := 0.0
+	for _, line := range strings.Split(body, "\n") {
 		if v, ok := strings.CutPrefix(line, sample+" "); ok {
 			return strconv.ParseFloat(strings.TrimSpace(v), 64)
 		}
+		if rest, ok := strings.CutPrefix(line, sample+"{"); ok && bare {
+			if _, v, ok := strings.Cut(rest, "} "); ok {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					return 0, fmt.Errorf("%s: %w", line, err)
+				}
+				sum += f
+			}
+		}
 	}
-	return 0, nil // absent: never incremented
+	return sum, nil
 }

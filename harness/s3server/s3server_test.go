@@ -64,9 +64,13 @@ func TestVersityVerifiesByChecksumSingleAndMultipart(t *testing.T) {
 			require.Equal(t, objstore.ProofChecksum, res.Proof, "versitygw returns the full-object checksum: no readback")
 			require.Equal(t, crc, *res.Info.CRC64NVME)
 
-			// A second put of the key fails: the candidate must not overwrite.
-			err = st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc)
+			// Another object at the key fails the put: a candidate never
+			// overwrites. The same bytes again (a retried request whose
+			// first reply was lost) are the same write.
+			other := payload(size, uint64(size)+1)
+			err = st.PutIfAbsent(ctx(t), key, bytes.NewReader(other), int64(len(other)), crc64nvme.Checksum(other))
 			require.ErrorIs(t, err, objstore.ErrExists)
+			require.NoError(t, st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc))
 			got, n, err := objstore.ReadbackCRC(ctx(t), st, key)
 			require.NoError(t, err)
 			require.Equal(t, int64(len(data)), n)

@@ -46,8 +46,12 @@ func TestSnapshotThroughVersity(t *testing.T) {
 	for k, p := range w.Proofs {
 		require.Equal(t, objstore.ProofChecksum, p, "%s verified by HEAD, not by download", k)
 	}
-	_, err = snapshot.Write(ctx(t), st, trust, prefix, f, l, m, d, snapshot.WriteOptions{})
-	require.ErrorIs(t, err, objstore.ErrExists, "a second write of the same id collides on every key")
+	// Another snapshot under the same id collides: its descriptor differs
+	// (its payload objects, byte for byte the same, are the same write).
+	other := d
+	other.CreatedAtMS++
+	_, err = snapshot.Write(ctx(t), st, trust, prefix, f, l, m, other, snapshot.WriteOptions{})
+	require.ErrorIs(t, err, objstore.ErrExists, "a second snapshot under the same id collides")
 
 	rb := state.NewBuilder()
 	_, _, h, err := snapshot.Open(ctx(t), st, prefix, snapshot.Visitor{Segment: rb.AddSegment, Object: rb.AddObject})

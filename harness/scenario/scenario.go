@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -123,6 +124,9 @@ type Assert struct {
 	Serving         *int     `yaml:"serving,omitempty"`          // exactly this many serving primaries (1, or 0 when failing closed)
 	// NoSnapshotsFor watches the latest pointer for this long: it must not change.
 	NoSnapshotsFor time.Duration `yaml:"no_snapshots_for,omitempty"`
+	// NoViewClaimsFor watches the producer view for this long: no node may
+	// claim a view (a promotion that cannot serve must not fence anyone).
+	NoViewClaimsFor time.Duration `yaml:"no_view_claims_for,omitempty"`
 	// Metric requires a Prometheus sample on a node to reach a minimum.
 	Metric *MetricAssert `yaml:"metric,omitempty"`
 	// Oplog checks the batch keys and the compaction floor in etcd.
@@ -341,6 +345,8 @@ var (
 	harnessOwnedKeys = append(append([]string{}, securityKeys...), legacyImportKeys...)
 )
 
+var nodeName = regexp.MustCompile(`^(master|etcd)-[0-9]+$`)
+
 func (sc *Scenario) validate() []string {
 	var probs []string
 	bad := func(line int, format string, args ...any) {
@@ -423,6 +429,9 @@ func (sc *Scenario) validate() []string {
 		case "fault":
 			if err := s.Fault.Validate(); err != nil {
 				bad(s.Line, "step %d: %v", i+1, err)
+			}
+			if x := s.Fault.Excluding; x != "" && !names[x] && !nodeName.MatchString(x) {
+				bad(s.Line, "step %d: excluding %q: no earlier fault has that `as` (or name a node, e.g. master-1)", i+1, x)
 			}
 			if s.As != "" {
 				names[s.As] = true

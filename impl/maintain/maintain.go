@@ -73,6 +73,7 @@ type Report struct {
 	GCGroups       int      // snapshot groups deleted
 	GCBytes        int64    // bytes of the objects deleted
 	GCFailures     int      // groups whose delete failed (left for the next cycle)
+	UploadsAborted int      // unfinished multipart uploads aborted
 	Floor          uint64   // floor after the cycle
 	FloorMoved     bool
 	BatchesDeleted int64
@@ -261,6 +262,41 @@ func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publis
 		rep.GCGroups++
 		rep.GCDeleted += len(g.keys)
 		rep.GCBytes += g.bytes
+	}
+	return abortUploads(ctx, st, opts, sNew, rep)
+}
+
+// abortUploads aborts unfinished multipart uploads under the prefix that
+// belong to a snapshot group below S_new and were started before the grace
+// period (a writer that died mid-upload left them; their parts take space
+// no listing of objects shows). Fenced like every delete.
+func abortUploads(ctx context.Context, st objstore.Store, opts Options, sNew publish.Pointer, rep *Report) error {
+	u, ok := st.(objstore.Uploads)
+	if !ok {
+		return nil
+	}
+	ups, err := u.ListUploads(ctx, opts.Prefix+"/")
+	if err != nil {
+		rep.GCFailures++
+		return nil
+	}
+	for _, up := range ups {
+		id, _, _ := strings.Cut(strings.TrimPrefix(up.Key, opts.Prefix+"/"), "/")
+		sid, err := snapshot.ParseID(id)
+		if err != nil || sid.BatchID >= sNew.LastIncludedBatchID || id == sNew.SnapshotID {
+			continue
+		}
+		if opts.Now().Sub(up.Initiated) < opts.Grace {
+			continue
+		}
+		if err := opts.Lease.Confirm(ctx, confirmMargin); err != nil {
+			return fmt.Errorf("snapshot GC stopped before aborting an upload of %s: %w", id, err)
+		}
+		if err := u.AbortUpload(ctx, up.Key, up.UploadID); err != nil {
+			rep.GCFailures++
+			continue
+		}
+		rep.UploadsAborted++
 	}
 	return nil
 }

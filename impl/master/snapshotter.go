@@ -340,6 +340,7 @@ func (m *Master) retain(ctx context.Context, lease *publish.Lease) {
 	m.m.gcObjects.Add(float64(rep.GCDeleted))
 	m.m.gcFailures.Add(float64(rep.GCFailures))
 	m.m.gcBytes.Add(float64(rep.GCBytes))
+	m.m.uploadsAborted.Add(float64(rep.UploadsAborted))
 	if rep.Floor > 0 {
 		m.m.floor.Set(float64(rep.Floor))
 	}

@@ -163,3 +163,20 @@ func (h storeWindows) Head(ctx context.Context, key string) (objstore.Info, erro
 	defer func() { h.headTime.Add(int64(time.Since(start))) }()
 	return h.Store.Head(ctx, key)
 }
+
+// ListUploads and AbortUpload reach the wrapped store's unfinished
+// multipart uploads, when it has them (objstore.Uploads).
+func (h storeWindows) ListUploads(ctx context.Context, prefix string) ([]objstore.Upload, error) {
+	if u, ok := h.Store.(objstore.Uploads); ok {
+		return u.ListUploads(ctx, prefix)
+	}
+	return nil, nil
+}
+
+// AbortUpload aborts one unfinished multipart upload of the wrapped store.
+func (h storeWindows) AbortUpload(ctx context.Context, key, uploadID string) error {
+	if u, ok := h.Store.(objstore.Uploads); ok {
+		return u.AbortUpload(ctx, key, uploadID)
+	}
+	return nil
+}

@@ -41,6 +41,7 @@ type world struct {
 	ks    keyspace.Keyspace
 	st    objstore.Store
 	trust objstore.Trust
+	srv   *s3server.Server
 	w     *oplog.Writer
 
 	mu   sync.Mutex
@@ -82,7 +83,7 @@ func newWorld(t *testing.T) *world {
 	require.NoError(t, err)
 	w, err := oplog.NewWriter(ctx, cli, ks, view)
 	require.NoError(t, err)
-	wd := &world{t: t, cli: cli, ks: ks, st: st, trust: trust, w: w, want: state.New()}
+	wd := &world{t: t, cli: cli, ks: ks, st: st, trust: trust, srv: srv, w: w, want: state.New()}
 	wd.appendBatch(state.MountSegment(state.Segment{Endpoint: "10.0.0.1:7000", Name: "a", Capacity: 1 << 40, Kind: state.ReplicaMemory}))
 	return wd
 }
