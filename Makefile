@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test nightly swarm tools images fuzz bench vet clean $(CHAOS)
+.PHONY: all demo test nightly swarm mutants tools images fuzz bench vet clean $(CHAOS)
 
 all: vet test
 
@@ -58,6 +58,14 @@ swarm: $(CHAOS)
 	@rm -rf artifacts/swarm; mkdir -p artifacts/swarm
 	@$(CHAOS) swarm --seed $(SWARM_SEED) --runs $(SWARM_RUNS) --budget $(SWARM_BUDGET) --out artifacts/swarm --junit artifacts/swarm/junit.xml; rc=$$?; \
 	$(CHAOS) gate artifacts/swarm/*.tar.gz && exit $$rc
+
+## mutants: every realistic bug of tests/mutants applied to a copy of the
+## tree and run against the scenarios it names; fails unless a scenario
+## kills each (MUTANTS=a,b for some); table in artifacts/mutants/results.md
+MUTANTS ?=
+mutants: $(CHAOS)
+	@$(CHAOS) tools >/dev/null
+	@$(CHAOS) mutants --out artifacts/mutants $(if $(MUTANTS),--only $(MUTANTS))
 
 vet:
 	@$(GO) vet ./...

@@ -11,6 +11,7 @@
 //	chaos report BUNDLE    regenerate summary.md and report.html
 //	chaos up               start a dev cluster and keep it until Ctrl-C
 //	chaos tools            build (or find) the pinned tool binaries
+//	chaos mutants          run the mutant corpus (tests/mutants) against the scenarios each names
 //	chaos reset            destructive reset of a cluster namespace (check, delete, new-namespace): operator only
 package main
 
@@ -40,6 +41,7 @@ func commands() []command {
 		{"report", "report BUNDLE                                            regenerate summary.md and report.html", cmdReport},
 		{"up", "up [--etcd N] [--masters N]                              a dev cluster until Ctrl-C", cmdUp},
 		{"bench-report", "bench-report [--in FILE] [--out DIR] [--elapsed D]       results.md and results.json from make bench's figures", cmdBenchReport},
+		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree and run what it names; fail unless a scenario kills every one", cmdMutants},
 		{"tools", "tools [--path NAME]                                      build the pinned tool binaries", cmdTools},
 		{"reset", "reset check|delete|new-namespace --cluster-id C          destructive reset, operator only: emptiness check, delete (--confirm C), new-namespace procedure", cmdReset},
 	}

@@ -32,6 +32,8 @@ var Invariants = []Invariant{
 		"Protected Set; Developer FAQ: the safe deletion boundary", "keyspace-order", "floor moves"},
 	{"floor-verified", "the floor never moves onto a snapshot the run had corrupted before that revision (a snapshot that cannot verify)",
 		"Design Principles 5: when validation is inconclusive, skip GC and pruning", "keyspace-order", "floor moves after a snapshot was corrupted"},
+	{"lease-exclusive", "the writer key is only ever created while absent: no lease takes it over from another that still holds it",
+		"Terminology: the maintenance lease serializes snapshot publication, pointer repair, GC and floor advancement", "keyspace-order", "writer key puts"},
 	{"maintenance-fenced", "every floor move and batch delete happens while a maintenance lease holds the writer key",
 		"Terminology: the maintenance lease serializes publication, GC and floor advancement", "keyspace-order", "floor moves and deletes; writer leases that ended"},
 	{"pointers-monotonic", "latest's cursor only grows; fallback is only ever written with the value latest held just before; neither is deleted",

@@ -265,6 +265,12 @@ func (r *replay) setSlot(c *change, name string, s *slot) {
 // judge checks one revision the system wrote against the model before it.
 func (r *replay) judge(c *change) {
 	rev := c.rev
+	if c.writer != nil {
+		r.n["lease-exclusive"]++
+		if w := r.writer; w != nil && !c.writerDel && (w.lease != c.writer.lease || w.token != c.writer.token) {
+			r.add("lease-exclusive", rev, "writer key taken over by %s (lease %x) while %s (lease %x, since rev %d) held it", c.writer.token, c.writer.lease, w.token, w.lease, w.rev)
+		}
+	}
 	if c.view != nil {
 		r.n["view-grows"]++
 		if *c.view <= r.view {

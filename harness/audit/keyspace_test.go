@@ -263,6 +263,12 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.floor(6)
 		}, "floor moved to 6 onto 00000000000000000006-1-00112233445566aa, which the run corrupted before"},
 	},
+	"lease-exclusive": {
+		"a second holder overwrites the key": {func(r *revs) {
+			r.lease(2)
+			r.lease(3)
+		}, "writer key taken over by node/3/token (lease 3) while node/2/token (lease 2"},
+	},
 	"maintenance-fenced": {
 		"floor without the lease": {func(r *revs) {
 			r.appendBatch()

@@ -374,6 +374,11 @@ func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
 			return err
 		}
 	}
+	if a.NoCampaignFor > 0 {
+		if err := r.noKeysUnder(ctx, "/leader/", a.NoCampaignFor); err != nil {
+			return err
+		}
+	}
 	if a.NoViewClaimsFor > 0 {
 		if err := r.unchangedFor(ctx, "/producer_view", a.NoViewClaimsFor, func(cur string) error {
 			return fmt.Errorf("a producer view was claimed while no node may: now %s", cur)
@@ -480,6 +485,31 @@ func sourceOf(h client.Health) string {
 		return "fail-closed"
 	}
 	return h.Bootstrap.Source
+}
+
+// noKeysUnder fails if any key exists under the namespace prefix within d
+// (no node campaigns: the election prefix stays empty).
+func (r *run) noKeysUnder(ctx context.Context, prefix string, d time.Duration) error {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		resp, err := cli.Get(ctx, ks.Root()+prefix, clientv3.WithPrefix(), clientv3.WithLimit(1))
+		if err != nil {
+			return err
+		}
+		if len(resp.Kvs) > 0 {
+			return fmt.Errorf("a node campaigned while none may: %s = %s", resp.Kvs[0].Key, resp.Kvs[0].Value)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // unchangedFor fails, with changed's error, if the namespace key suffix

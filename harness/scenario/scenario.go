@@ -127,6 +127,9 @@ type Assert struct {
 	// NoViewClaimsFor watches the producer view for this long: no node may
 	// claim a view (a promotion that cannot serve must not fence anyone).
 	NoViewClaimsFor time.Duration `yaml:"no_view_claims_for,omitempty"`
+	// NoCampaignFor watches the election prefix for this long: no node may
+	// campaign (no leader key at all).
+	NoCampaignFor time.Duration `yaml:"no_campaign_for,omitempty"`
 	// Metric requires a Prometheus sample on a node to reach a minimum.
 	Metric *MetricAssert `yaml:"metric,omitempty"`
 	// Oplog checks the batch keys and the compaction floor in etcd.

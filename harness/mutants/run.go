@@ -1,0 +1,209 @@
+package mutants
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Verdicts.
+const (
+	Killed   = "killed"    // a named scenario failed
+	TestOnly = "test-only" // no scenario failed, a package test did: a harness gap
+	Survived = "SURVIVED"  // nothing failed
+	Invalid  = "invalid"   // the patch does not apply or the tree does not build
+)
+
+// Outcome is what one mutant did.
+type Outcome struct {
+	Mutant   string        `json:"mutant"`
+	Where    string        `json:"where"`
+	Verdict  string        `json:"verdict"`
+	By       string        `json:"by,omitempty"`       // "scenario X" or "test P"
+	Evidence []string      `json:"evidence,omitempty"` // what failed (audits, steps, test names)
+	Bundle   string        `json:"bundle,omitempty"`   // the failing (or, for a survivor, last) bundle
+	Took     time.Duration `json:"took_ns"`
+}
+
+// Runner applies mutants to copies of Root and runs what they name.
+type Runner struct {
+	Root string    // the repository (its tracked and untracked, not ignored, files are copied)
+	Work string    // where copies go (one per mutant, removed after)
+	Out  string    // bundles of the scenarios run
+	Log  io.Writer // progress lines
+}
+
+// Run applies m, builds, and runs its scenarios, then (only when none
+// failed) its tests.
+func (r *Runner) Run(ctx context.Context, m Mutant) Outcome {
+	start := time.Now()
+	o := Outcome{Mutant: m.Name, Where: m.Where}
+	defer func() { o.Took = time.Since(start) }()
+	dir := filepath.Join(r.Work, m.Name)
+	_ = os.RemoveAll(dir)
+	defer os.RemoveAll(dir)
+	if err := r.copyTree(ctx, dir); err != nil {
+		o.Verdict, o.Evidence = Invalid, []string{"copy: " + err.Error()}
+		return o
+	}
+	if out, err := r.cmd(ctx, dir, "git", "apply", "--whitespace=nowarn", m.Path).CombinedOutput(); err != nil {
+		o.Verdict, o.Evidence = Invalid, []string{"git apply: " + strings.TrimSpace(string(out))}
+		return o
+	}
+	if out, err := r.cmd(ctx, dir, "go", "build", "-o", ".cache/chaos", "./cmd/chaos").CombinedOutput(); err != nil {
+		o.Verdict, o.Evidence = Invalid, []string{"build: " + strings.TrimSpace(string(out))}
+		return o
+	}
+	if out, err := r.cmd(ctx, dir, "go", "vet", "./impl/...").CombinedOutput(); err != nil {
+		o.Verdict, o.Evidence = Invalid, []string{"vet: " + strings.TrimSpace(string(out))}
+		return o
+	}
+	for _, sc := range m.Scenarios {
+		r.logf("%s: scenario %s", m.Name, sc)
+		out := filepath.Join(r.Out, m.Name)
+		res, err := r.cmd(ctx, dir, filepath.Join(dir, ".cache/chaos"), "run", filepath.Join("scenarios/pr", sc+".yaml"), "--out", out, "--keep").CombinedOutput()
+		if ctx.Err() != nil {
+			o.Verdict, o.Evidence = Invalid, []string{ctx.Err().Error()}
+			return o
+		}
+		ev, bundle := runEvidence(res)
+		o.Bundle = bundle
+		if err != nil {
+			o.Verdict, o.By, o.Evidence = Killed, "scenario "+sc, ev
+			return o
+		}
+	}
+	for _, pkg := range m.Tests {
+		r.logf("%s: test %s", m.Name, pkg)
+		res, err := r.cmd(ctx, dir, "go", "test", "-count=1", pkg).CombinedOutput()
+		if err != nil {
+			o.Verdict, o.By, o.Evidence = TestOnly, "test "+pkg, testEvidence(res)
+			return o
+		}
+	}
+	o.Verdict = Survived
+	return o
+}
+
+func (r *Runner) cmd(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, name, args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	c.WaitDelay = 10 * time.Second
+	return c
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	if r.Log != nil {
+		fmt.Fprintf(r.Log, "[mutants] "+format+"\n", args...)
+	}
+}
+
+// copyTree copies the repository's files (tracked, and untracked ones git
+// does not ignore) into dir.
+func (r *Runner) copyTree(ctx context.Context, dir string) error {
+	list, err := r.cmd(ctx, r.Root, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
+		if f == "" {
+			continue
+		}
+		src := filepath.Join(r.Root, f)
+		fi, err := os.Lstat(src)
+		if os.IsNotExist(err) {
+			continue // deleted in the working tree
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.Mode().IsRegular() {
+			continue
+		}
+		dst := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runEvidence picks what failed out of chaos run's output: the failing
+// audits with their first evidence line, and steps that did not complete;
+// and the bundle it wrote.
+func runEvidence(out []byte) (ev []string, bundle string) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	lastFail := false
+	for sc.Scan() {
+		t := sc.Text()
+		switch {
+		case strings.HasPrefix(t, "PASS ") || strings.HasPrefix(t, "FAIL "):
+			if _, b, ok := strings.Cut(t, "bundle: "); ok {
+				bundle = strings.Fields(b)[0]
+			}
+		case strings.HasPrefix(t, "  FAIL "):
+			ev = append(ev, strings.Join(strings.Fields(t)[1:2], ""))
+			lastFail = true
+			continue
+		case lastFail && strings.HasPrefix(t, "       "):
+			if n := len(ev); n > 0 && !strings.Contains(ev[n-1], ": ") {
+				ev[n-1] += ": " + strings.TrimSpace(t)
+			}
+			continue
+		}
+		lastFail = false
+	}
+	return ev, bundle
+}
+
+// testEvidence picks the failing test names out of go test's output.
+func testEvidence(out []byte) []string {
+	var ev []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "--- FAIL: ") {
+			ev = append(ev, strings.TrimSpace(l))
+		}
+	}
+	if len(ev) == 0 {
+		ev = append(ev, lastLines(string(out), 3)...)
+	}
+	return ev
+}
+
+func lastLines(s string, n int) []string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return ls
+}
+
+// Table renders outcomes as Markdown.
+func Table(os []Outcome) string {
+	var b strings.Builder
+	b.WriteString("| mutant | where | verdict | killed by | what failed | time |\n|---|---|---|---|---|---|\n")
+	for _, o := range os {
+		ev := strings.Join(o.Evidence, "; ")
+		if len(ev) > 200 {
+			ev = ev[:200] + "…"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", o.Mutant, o.Where, o.Verdict, o.By, strings.ReplaceAll(ev, "|", "\\|"), o.Took.Round(time.Second))
+	}
+	return b.String()
+}
