@@ -86,7 +86,7 @@ type Spec struct {
 	// scenario writes an earlier fault's `as` name, the runner passes the
 	// node that fault chose.
 	Excluding string `yaml:"excluding,omitempty" json:"excluding,omitempty"`
-	AutoHeal bool           `yaml:"-" json:"-"`
+	AutoHeal  bool   `yaml:"-" json:"-"`
 }
 
 // Kinds lists the fault kinds with what they do.

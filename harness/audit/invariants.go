@@ -1,5 +1,10 @@
 package audit
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Invariant is one property of the protocol that a run's leftovers can show.
 // Most are checked by KeyspaceOrder at every revision of etcd's MVCC history
 // (Audit "keyspace-order"); the rest name the audit that checks them.
@@ -56,6 +61,34 @@ var Invariants = []Invariant{
 		"Acceptance Criteria: final acknowledged-data audit", "acknowledged-data", "acknowledged mutations"},
 	{"linearizable", "the client history has a linearization",
 		"Integration and E2E", "linearizability", "client operations"},
+}
+
+// failingTests names, for invariants another audit checks, the test that
+// feeds that audit a violation; keyspace-order's are the cases of
+// TestKeyspaceOrderFailsEveryViolation named after the invariant.
+var failingTests = map[string]string{
+	"pointer-targets-present": "TestObjectsAuditFailsAMissingTarget",
+	"legacy-import-once":      "TestKeyspaceOrderAcceptsAnImport",
+	"acknowledged-present":    "TestAcknowledgedData",
+	"linearizable":            "TestLinearizability",
+}
+
+// FailingTest is the test that feeds inv's audit a run that breaks it.
+func (inv Invariant) FailingTest() string {
+	if t, ok := failingTests[inv.ID]; ok {
+		return t
+	}
+	return "TestKeyspaceOrderFailsEveryViolation/" + inv.ID
+}
+
+// InvariantsMarkdown is the invariant table of docs/audits.md.
+func InvariantsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| id | what must hold | RFC | audit | failing-history test | exercised when |\n|---|---|---|---|---|---|\n")
+	for _, inv := range Invariants {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | `%s` | %s |\n", inv.ID, inv.Rule, inv.RFC, inv.Audit, inv.FailingTest(), inv.Exercise)
+	}
+	return b.String()
 }
 
 // InvariantByID finds one invariant.

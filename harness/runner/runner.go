@@ -208,7 +208,7 @@ func Finish(dir string, keep bool) (*Outcome, error) {
 
 func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	r.prog.set("building binaries", "")
-	bins, err := runtime.PrepareBinaries(ctx, r.opts.Cache, r.work)
+	bins, err := runtime.PrepareBinaries(ctx, r.opts.Cache, r.work, r.sc.Cluster.BuildTags...)
 	if err != nil {
 		return fmt.Errorf("binaries: %w", err)
 	}

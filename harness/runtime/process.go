@@ -68,8 +68,9 @@ type BinaryInfo struct {
 }
 
 // PrepareBinaries builds or finds every binary: the pinned tools from the
-// cache, the master from the project tree into dir.
-func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string) (Binaries, error) {
+// cache, the master from the project tree into dir (with build tags when
+// given: a sabotaged master exists only in a build that asks for it).
+func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string, masterTags ...string) (Binaries, error) {
 	var b Binaries
 	for _, t := range []struct {
 		name string
@@ -82,7 +83,10 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string) (Binarie
 		*t.dst = BinaryInfo{Name: t.name, Version: tb.Version, Path: tb.Path}
 	}
 	b.Master = BinaryInfo{Name: "master", Version: "tree", Path: filepath.Join(dir, "master")}
-	if err := bin.BuildProject(ctx, cache.Root, "./cmd/master", b.Master.Path); err != nil {
+	if len(masterTags) > 0 {
+		b.Master.Version = "tree+" + strings.Join(masterTags, "+")
+	}
+	if err := bin.BuildProject(ctx, cache.Root, "./cmd/master", b.Master.Path, masterTags...); err != nil {
 		return b, err
 	}
 	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master, &b.Versity, &b.FakeS3} {

@@ -54,6 +54,10 @@ type Cluster struct {
 	LegacyImport *LegacyImport `yaml:"legacy_import,omitempty"`
 	// Security runs the cluster with TLS and authentication.
 	Security Security `yaml:"security,omitempty"`
+	// BuildTags build the master with Go build tags: sabotage compiles in
+	// the deliberately broken failpoints that prove the audits can fail
+	// (tier harness-test only; no release build has them).
+	BuildTags []string `yaml:"build_tags,omitempty"`
 }
 
 // Security is what a cluster runs with beyond plain loopback links.
@@ -367,6 +371,14 @@ func (sc *Scenario) validate() []string {
 	}
 	if sc.Tier == "docker" && sc.Runtime != "docker" {
 		bad(0, "tier docker: needs runtime: docker (its faults exist only for containers)")
+	}
+	for _, tag := range sc.Cluster.BuildTags {
+		if tag != "sabotage" {
+			bad(0, "cluster.build_tags: %q: want sabotage", tag)
+		}
+		if sc.Tier != "harness-test" {
+			bad(0, "cluster.build_tags: only a harness-test scenario builds a sabotaged master")
+		}
 	}
 	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {
 		bad(0, "cluster.etcd: %d members: want 1..7", sc.Cluster.Etcd)

@@ -38,10 +38,12 @@ func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
 				m.log.Warn("pointer unusable", "phase", "bootstrap", "slot", slot.name, "code", "pointer_malformed", "err", slot.s.Err)
 				continue
 			}
-			st, err := m.restore(ctx, *slot.s.Pointer)
+			st, t, err := m.restore(ctx, *slot.s.Pointer)
 			var head oplog.Head
 			if err == nil {
+				replay := time.Now()
 				head, err = r.Scan(ctx, st.Cursor(), st.Apply)
+				m.notePhases(t, time.Since(replay))
 			}
 			if err != nil {
 				tried = append(tried, fmt.Sprintf("%s %s: %v", slot.name, slot.s.Pointer.SnapshotID, err))
@@ -52,7 +54,9 @@ func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
 		}
 	}
 	tmp := state.New()
+	replay := time.Now()
 	head, err := r.ReadAll(ctx, tmp.Apply)
+	m.notePhases(snapshot.Timings{}, time.Since(replay))
 	if err == nil {
 		err = m.checkFencing(ctx, head)
 	}
@@ -87,19 +91,35 @@ func (m *Master) checkFencing(ctx context.Context, head oplog.Head) error {
 }
 
 // restore loads the snapshot a pointer names and checks every duplicated
-// identity field: pointer, descriptor, manifest and envelope must agree.
-func (m *Master) restore(ctx context.Context, p publish.Pointer) (*state.State, error) {
+// identity field: pointer, descriptor, manifest and envelope must agree;
+// and the view it records cannot be above the current producer view (no
+// batch was ever appended under a view not yet claimed).
+func (m *Master) restore(ctx context.Context, p publish.Pointer) (*state.State, snapshot.Timings, error) {
 	if !strings.HasPrefix(p.ObjectPrefix, m.storePrefix()+"/") {
-		return nil, fmt.Errorf("%w: pointer names %q outside %q", snapshot.ErrIdentity, p.ObjectPrefix, m.storePrefix())
+		return nil, snapshot.Timings{}, fmt.Errorf("%w: pointer names %q outside %q", snapshot.ErrIdentity, p.ObjectPrefix, m.storePrefix())
 	}
-	d, _, _, st, err := snapshot.OpenState(ctx, m.store, p.ObjectPrefix)
+	d, _, _, st, t, err := snapshot.OpenStateTimed(ctx, m.store, p.ObjectPrefix)
 	if err != nil {
-		return nil, err
+		return nil, t, err
 	}
 	if err := publish.Agree(p, d); err != nil {
-		return nil, err
+		return nil, t, err
 	}
-	return st, nil
+	view, err := oplog.ReadProducerView(ctx, m.cli, m.ks)
+	if err != nil {
+		return nil, t, err
+	}
+	if d.ProducerViewVersion > view {
+		return nil, t, fmt.Errorf("%w: snapshot %s records producer view %d, above the current view %d", snapshot.ErrIdentity, d.SnapshotID, d.ProducerViewVersion, view)
+	}
+	return st, t, nil
+}
+
+// notePhases records the last bootstrap's download, decode and replay times.
+func (m *Master) notePhases(t snapshot.Timings, replay time.Duration) {
+	m.m.bootstrapPhase.WithLabelValues("download").Set(t.Download.Seconds())
+	m.m.bootstrapPhase.WithLabelValues("decode").Set(t.Decode.Seconds())
+	m.m.bootstrapPhase.WithLabelValues("replay").Set(replay.Seconds())
 }
 
 func (m *Master) install(st *state.State, head oplog.Head, info BootstrapInfo, snapshotID string) BootstrapInfo {

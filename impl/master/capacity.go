@@ -3,6 +3,8 @@ package master
 import (
 	"context"
 	"fmt"
+	"math"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -48,6 +50,12 @@ func (m *Master) readCapacity(ctx context.Context) {
 	if rev > 0 {
 		m.m.etcdRevision.Set(float64(rev))
 		m.m.etcdQuotaUsed.Set(maxSize / float64(m.cfg.EtcdQuotaBytes))
+		h := m.growth.horizon(time.Now(), maxSize, float64(m.cfg.EtcdQuotaBytes))
+		if h == time.Duration(math.MaxInt64) {
+			m.m.horizon.Set(math.Inf(1))
+		} else {
+			m.m.horizon.Set(h.Seconds())
+		}
 	}
 	actx, cancel := context.WithTimeout(ctx, m.cfg.requestTimeout())
 	alarms, err := m.cli.AlarmList(actx)
@@ -76,16 +84,74 @@ func (m *Master) readHistory(ctx context.Context) {
 		m.m.etcdStatusFailures.Inc()
 		return
 	}
-	stalled, age := m.stalled(o, m.cursor(), time.Now())
+	now := time.Now()
+	stalled, age := m.stalled(o, m.cursor(), now)
 	m.m.latestAge.Set(age.Seconds())
 	m.m.snapshotStalled.Set(b2f(stalled))
+	m.m.pointerInfo.Reset()
+	for _, slot := range []struct {
+		name string
+		s    publish.Slot
+	}{{"latest", o.Latest}, {"fallback", o.Fallback}} {
+		valid, verified, batch, age := -1.0, -1.0, 0.0, 0.0
+		switch {
+		case slot.s.Valid():
+			p := slot.s.Pointer
+			valid, batch, age = 1, float64(p.LastIncludedBatchID), now.Sub(time.UnixMilli(p.CreatedAtMS)).Seconds()
+			if ok, known := m.verified.Verdict(p.SnapshotID); known {
+				verified = b2f(ok)
+			}
+			m.m.pointerInfo.WithLabelValues(slot.name, p.SnapshotID).Set(1)
+		case slot.s.Present():
+			valid = 0
+		}
+		m.m.pointerValid.WithLabelValues(slot.name).Set(valid)
+		m.m.pointerVerified.WithLabelValues(slot.name).Set(verified)
+		m.m.pointerBatch.WithLabelValues(slot.name).Set(batch)
+		m.m.pointerAge.WithLabelValues(slot.name).Set(age)
+	}
 	head, err := (&oplog.Reader{KV: m.cli, Keyspace: m.ks}).ReadHead(ctx)
 	if err != nil {
 		return
 	}
-	if floor, err := m.readFloor(ctx); err == nil {
-		m.m.uncompacted.Set(float64(head.Prefix.BatchID - min(head.Prefix.BatchID, floor)))
+	m.m.uncompacted.Set(float64(head.Prefix.BatchID - min(head.Prefix.BatchID, o.Floor)))
+}
+
+// growth remembers the largest etcd member's size over the last minute, to
+// estimate when the quota runs out at that rate (the capacity exhaustion
+// horizon the RFC asks for; no backpressure acts on it).
+type growth struct {
+	mu      sync.Mutex
+	samples []sizeSample
+}
+
+type sizeSample struct {
+	at   time.Time
+	size float64
+}
+
+// growthWindow is how far back the growth rate is measured.
+const growthWindow = time.Minute
+
+// horizon records size at now and returns the time until quota at the rate
+// since the oldest sample in the window; +Inf when not growing.
+func (g *growth) horizon(now time.Time, size, quota float64) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.samples = append(g.samples, sizeSample{now, size})
+	for len(g.samples) > 1 && now.Sub(g.samples[0].at) > growthWindow {
+		g.samples = g.samples[1:]
 	}
+	first := g.samples[0]
+	dt := now.Sub(first.at).Seconds()
+	if dt <= 0 || size <= first.size || quota <= 0 {
+		return time.Duration(math.MaxInt64)
+	}
+	if size >= quota {
+		return 0
+	}
+	rate := (size - first.size) / dt
+	return time.Duration((quota - size) / rate * float64(time.Second))
 }
 
 // stalled reports whether snapshots have stopped keeping up: the OpLog has

@@ -38,8 +38,6 @@ var Failpoints = []FailpointInfo{
 	{fpMaintainDeleteFails, "maintainDeleteFails", "retention: with return(true) the range delete after the floor fails (retained, retried next cycle)"},
 	{fpLegacyImportAfterWrite, "legacyImportAfterWrite", "legacy import: the converted snapshot written and verified, the import transaction not yet sent (an orphan, the namespace still fresh)"},
 	{fpLegacyImportAfterCommit, "legacyImportAfterCommit", "legacy import: the import transaction committed, the state not yet installed on the importing primary"},
-	// Sabotage: a deliberately broken master, to prove the audits can fail.
-	{fpBrokenAckWithoutAppend, "brokenAckWithoutAppend", "SABOTAGE (tests only): with return(true) the primary acknowledges a batch without making it durable"},
 }
 
 // FailpointInfo names one failpoint.
@@ -75,8 +73,6 @@ var (
 	fpMaintainGCDeleteFails = gofail.NewFailpoint("maintainGCDeleteFails")
 	fpMaintainFloorCASFails = gofail.NewFailpoint("maintainFloorCASFails")
 	fpMaintainDeleteFails   = gofail.NewFailpoint("maintainDeleteFails")
-
-	fpBrokenAckWithoutAppend = gofail.NewFailpoint("brokenAckWithoutAppend")
 )
 
 // hit evaluates a failpoint: a panic or sleep term acts here; the term

@@ -83,6 +83,8 @@ type Master struct {
 	verified *maintain.Verified
 	// headTime adds up the time the snapshot store's HEADs take.
 	headTime atomic.Int64
+	// growth estimates the capacity exhaustion horizon.
+	growth growth
 }
 
 // New validates cfg and prepares a master; Run starts it.

@@ -107,7 +107,7 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 			m.noteDurable(oplog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq})
 			hit(fpPrimaryAfterCommit)
 		},
-		SabotageAckWithoutAppend: func() bool { return hit(fpBrokenAckWithoutAppend) },
+		SabotageAckWithoutAppend: sabotageAckWithoutAppend,
 	})
 	return c, view, nil
 }

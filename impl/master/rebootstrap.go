@@ -47,7 +47,7 @@ func (m *Master) rebootstrapIfBelowFloor(ctx context.Context, gap error) error {
 			why = append(why, fmt.Sprintf("%s at batch %d does not cover floor %d", slot.name, p.LastIncludedBatchID, floor))
 			continue
 		}
-		st, err := m.restore(ctx, *p)
+		st, _, err := m.restore(ctx, *p)
 		var head oplog.Head
 		if err == nil {
 			head, err = r.Scan(ctx, st.Cursor(), st.Apply)

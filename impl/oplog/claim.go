@@ -63,31 +63,24 @@ func ClaimProducerView(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace
 		}
 		if prefixKV == nil {
 			// Someone raced us (and wrote a prefix: retry), or the namespace
-			// holds batches or residue without a prefix: tell them apart.
-			if p, err := kv.Get(ctx, ks.DurablePrefix()); err != nil {
+			// holds batches or residue without a prefix: tell them apart,
+			// all read at one revision.
+			p, err := kv.Txn(ctx).Then(clientv3.OpGet(ks.DurablePrefix()), clientv3.OpGet(ks.BatchPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())).Commit()
+			if err != nil {
 				return 0, fmt.Errorf("read durable prefix: %w", err)
-			} else if len(p.Kvs) > 0 {
+			}
+			if firstKV(p.Responses[0]) != nil {
 				continue
 			}
-			if n, err := countKeys(ctx, kv, ks.BatchPrefix()); err != nil {
-				return 0, err
-			} else if n > 0 {
+			if n := p.Responses[1].GetResponseRange().Count; n > 0 {
 				return 0, fmt.Errorf("claim producer view: %w (%d batch keys)", ErrNoDurablePrefix, n)
 			}
-			if err := CheckNoResidue(ctx, kv, ks); err != nil {
+			if err := checkNoResidue(ctx, kv, ks, p.Header.Revision); err != nil {
 				return 0, err
 			}
 		}
 	}
 	return 0, fmt.Errorf("claim producer view: too much contention")
-}
-
-func countKeys(ctx context.Context, kv clientv3.KV, prefix string) (int64, error) {
-	resp, err := kv.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		return 0, fmt.Errorf("count %s: %w", prefix, err)
-	}
-	return resp.Count, nil
 }
 
 // ReadProducerView returns the current producer view (0 when absent).

@@ -58,7 +58,9 @@ func (r *Reader) ReadHead(ctx context.Context) (Head, error) {
 		if n := resp.Responses[1].GetResponseRange().Count; n > 0 {
 			return Head{}, fmt.Errorf("%w: %d batch keys", ErrNoDurablePrefix, n)
 		}
-		if err := CheckNoResidue(ctx, r.KV, r.Keyspace); err != nil {
+		// Judged at the revision the prefix was read: a claim racing this
+		// read writes the view and the zero prefix together, never one alone.
+		if err := checkNoResidue(ctx, r.KV, r.Keyspace, h.Revision); err != nil {
 			return Head{}, err
 		}
 		return h, nil
@@ -160,12 +162,13 @@ func ResidueKeys(ks keyspace.Keyspace) []string {
 	return []string{ks.ProducerView(), ks.CompactionFloor(), ks.SnapshotLatest(), ks.SnapshotFallback(), ks.LegacyImport()}
 }
 
-// CheckNoResidue returns a *ResidueError naming every residue key present.
-func CheckNoResidue(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) error {
+// checkNoResidue returns a *ResidueError naming every residue key present
+// at revision rev.
+func checkNoResidue(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, rev int64) error {
 	keys := ResidueKeys(ks)
 	ops := make([]clientv3.Op, len(keys))
 	for i, k := range keys {
-		ops[i] = clientv3.OpGet(k, clientv3.WithCountOnly())
+		ops[i] = clientv3.OpGet(k, clientv3.WithCountOnly(), clientv3.WithRev(rev))
 	}
 	resp, err := kv.Txn(ctx).Then(ops...).Commit()
 	if err != nil {

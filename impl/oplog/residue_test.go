@@ -1,6 +1,7 @@
 package oplog
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,4 +69,26 @@ func TestResidueIsNotAnEmptyCluster(t *testing.T) {
 		_, err = ClaimProducerView(ctx, srv.Client, ks)
 		require.NoError(t, err)
 	})
+}
+
+// A head read racing the first claim of a fresh namespace never mistakes
+// the claim for residue: the view and the zero prefix are written together
+// and judged at one revision.
+func TestFreshNamespaceRacingItsFirstClaimIsNotResidue(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ctx := ctxT(t)
+	for i := 0; i < 40; i++ {
+		ks := keyspace.Must(fmt.Sprintf("race-%d", i))
+		done := make(chan error, 1)
+		go func() {
+			_, err := ClaimProducerView(ctx, srv.Client, ks)
+			done <- err
+		}()
+		r := &Reader{KV: srv.Client, Keyspace: ks}
+		for j := 0; j < 20; j++ {
+			_, err := r.ReadHead(ctx)
+			require.NoError(t, err, "namespace %d, read %d", i, j)
+		}
+		require.NoError(t, <-done)
+	}
 }

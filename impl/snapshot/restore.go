@@ -130,8 +130,16 @@ func Restore(r io.Reader) (*state.State, Header, error) {
 // keys and verified object by object, decoded and built on two cores.
 // Nothing is returned unless all of it is valid.
 func OpenState(ctx context.Context, st objstore.Store, prefix string) (Descriptor, Manifest, Header, *state.State, error) {
-	p := newPipelinedBuilder()
-	d, m, h, err := Open(ctx, st, prefix, p.visitor())
-	s, err := p.result(err, h.Cursor)
+	d, m, h, s, _, err := OpenStateTimed(ctx, st, prefix)
 	return d, m, h, s, err
+}
+
+// OpenStateTimed is OpenState that also says how long the download and the
+// decode took.
+func OpenStateTimed(ctx context.Context, st objstore.Store, prefix string) (Descriptor, Manifest, Header, *state.State, Timings, error) {
+	p := newPipelinedBuilder()
+	var t Timings
+	d, m, h, err := open(ctx, st, prefix, p.visitor(), &t)
+	s, err := p.result(err, h.Cursor)
+	return d, m, h, s, t, err
 }

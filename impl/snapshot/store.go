@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"time"
 
 	"github.com/minio/crc64nvme"
 
@@ -138,6 +139,22 @@ func ReadSmall(ctx context.Context, st objstore.Store, key string) ([]byte, erro
 // checked against the manifest's size and checksum as it streams into the
 // decoder. It returns the decoded header after all of it validated.
 func Open(ctx context.Context, st objstore.Store, prefix string, v Visitor) (Descriptor, Manifest, Header, error) {
+	return open(ctx, st, prefix, v, nil)
+}
+
+// Timings split a read of a snapshot: Download is the time until the last
+// payload byte came out of the store, Decode until the decoder finished.
+// They run side by side (the decoder reads as the objects stream), so
+// Decode includes most of Download.
+type Timings struct {
+	Download, Decode time.Duration
+}
+
+func open(ctx context.Context, st objstore.Store, prefix string, v Visitor, t *Timings) (Descriptor, Manifest, Header, error) {
+	start := time.Now()
+	if t != nil {
+		defer func() { t.Decode = time.Since(start) }()
+	}
 	raw, err := ReadSmall(ctx, st, path.Join(prefix, DescriptorName))
 	if err != nil {
 		return Descriptor{}, Manifest{}, Header{}, fmt.Errorf("descriptor: %w", err)
@@ -164,6 +181,9 @@ func Open(ctx context.Context, st objstore.Store, prefix string, v Visitor) (Des
 	streamErr := make(chan error, 1)
 	go func() {
 		err := streamObjects(ctx, st, prefix, m, pw)
+		if t != nil {
+			t.Download = time.Since(start)
+		}
 		pw.CloseWithError(err)
 		streamErr <- err
 	}()
