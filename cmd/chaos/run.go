@@ -222,6 +222,7 @@ func cmdList(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	coverage := fs.Bool("coverage", false, "map every RFC failure row and crash window to the scenarios that cover it")
 	strict := fs.Bool("strict", false, "with --coverage: exit non-zero if any row is uncovered")
+	bundles := fs.String("bundles", "", "with --coverage: also show, per invariant, the scenarios whose bundles (*.tar.gz under this directory) exercised it, and how often")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -242,6 +243,11 @@ func cmdList(ctx context.Context, args []string) error {
 	}
 	scs, loadErr := loadAll(files)
 	if *coverage {
+		if *bundles != "" {
+			if err := printInvariantCoverage(*bundles); err != nil {
+				return err
+			}
+		}
 		return printCoverage(scs, *strict, loadErr)
 	}
 	for _, sc := range scs {

@@ -116,7 +116,8 @@ func AcknowledgedData(in *Input) Result {
 	if checked == 0 {
 		ev.add("no running node to check")
 	}
-	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d keys with an acknowledged put that must survive, checked on %d nodes", required, checked), Evidence: ev.list()}
+	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d keys with an acknowledged put that must survive, checked on %d nodes", required, checked), Evidence: ev.list(),
+		Exercised: map[string]int{"acknowledged-present": required * checked}}
 }
 
 // logTrail indexes the OpLog as etcd's history saw it, so a finding can say

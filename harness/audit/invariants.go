@@ -44,7 +44,7 @@ var Invariants = []Invariant{
 	{"pointers-monotonic", "latest's cursor only grows; fallback is only ever written with the value latest held just before; neither is deleted",
 		"Pointer Publication: pointer cursors never regress", "keyspace-order", "pointer publications"},
 	{"pointer-fenced", "every pointer write is made by the current maintenance lease holder: the writer key is held, at that revision, by the lease the snapshot id names",
-		"Pointer Publication: the transaction compares lease ownership", "keyspace-order", "pointer publications; candidates of fenced holders left as orphans"},
+		"Pointer Publication: the transaction compares lease ownership", "keyspace-order", "pointer publications; unpublished candidates of leases since ended (each attempt that failed to publish)"},
 	{"pointer-above-floor", "no pointer is written naming a snapshot below the compaction floor of that revision",
 		"Lagging Live Standby; Developer FAQ: a reader may not skip to the floor", "keyspace-order", "pointer publications under a floor"},
 	{"pointer-view", "a pointer's producer_view_version is the view under which its last included batch was appended",

@@ -226,6 +226,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 	default:
 		id, isBatch := ks.ParseBatch(e.Key)
 		if !isBatch {
+			r.n["namespace-keys"]++
 			if !strings.HasPrefix(e.Key, ks.Leader()) && !strings.HasPrefix(e.Key, ks.Root()+"/snapshot/") {
 				report("namespace-keys", "unexpected key %s in the namespace", e.Key)
 			}
@@ -564,7 +565,8 @@ func (r *replay) apply(c *change) {
 }
 
 // countFencedOrphans counts candidates left in the store by a lease whose
-// writer key went away: publications a fenced holder attempted.
+// writer key went away: attempts that did not publish (a lost CAS, a
+// revoked lease, a crash before the CAS).
 func (r *replay) countFencedOrphans(objs *StoreReport) {
 	if objs == nil {
 		return
@@ -582,7 +584,7 @@ func (r *replay) countFencedOrphans(objs *StoreReport) {
 			}
 			seen[part] = true
 			if _, ended := r.writerEnded[id.Lease]; ended && !published[part] {
-				r.n["pointer-fenced: candidates of fenced holders left as orphans"]++
+				r.n["pointer-fenced: unpublished candidates of leases since ended"]++
 			}
 		}
 	}

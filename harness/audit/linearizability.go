@@ -190,7 +190,7 @@ func Linearizability(in *Input) Result {
 	summary := fmt.Sprintf("%d operations on %d keys", len(ops), len(model.Partition(ops)))
 	switch res {
 	case porcupine.Ok:
-		return Result{Pass: true, Summary: summary + ": linearizable"}
+		return Result{Pass: true, Summary: summary + ": linearizable", Exercised: map[string]int{"linearizable": len(ops)}}
 	case porcupine.Unknown:
 		return Result{Pass: false, Summary: summary + ": checker timed out after " + LinearizabilityTimeout.String(), Evidence: []string{"inconclusive: treat as a failure and shrink the run"}}
 	}

@@ -57,6 +57,9 @@ type Health struct {
 	} `json:"bootstrap"`
 	ApplyError  string `json:"apply_error"`
 	Incarnation string `json:"incarnation"` // changes when the process restarts
+	// Promotable is false while the node may not campaign (nil: a master
+	// that does not say).
+	Promotable *bool `json:"promotable,omitempty"`
 }
 
 // Replica is a replica descriptor.

@@ -358,10 +358,15 @@ func (r *run) settle(ctx context.Context) {
 }
 
 // allFailedClosed reports that no master can serve: every running master
-// refused to bootstrap, or none is running (each refused to start).
+// refused to bootstrap or says it may not campaign, or none is running
+// (each refused to start).
 func (r *run) allFailedClosed(ctx context.Context) bool {
 	for i, h := range r.cluster.Masters.Health(ctx) {
-		if p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name); ok && p.Running() && h.Role != "failed" {
+		p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name)
+		if !ok || !p.Running() || h.Role == "failed" {
+			continue
+		}
+		if h.Serving || h.Promotable == nil || *h.Promotable {
 			return false
 		}
 	}

@@ -271,6 +271,12 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			node = in.Targets[0]
 		}
 		return poll(ctx, func() (bool, string) {
+			if w.Role == "down" {
+				// Down is the process gone, not only its API: a node that
+				// panicked closes its listener before it has exited, and a
+				// heal in that moment would find it still running.
+				return !r.env.Running(node), fmt.Sprintf("%s's process is still running", node)
+			}
 			for i, h := range r.cluster.Masters.Health(ctx) {
 				if r.cluster.Masters.Nodes[i].Name == node {
 					return h.Role == w.Role, fmt.Sprintf("%s is %s", node, h.Role)

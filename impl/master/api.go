@@ -432,6 +432,9 @@ type Health struct {
 	// that sees it change knows the node restarted, even when it never saw
 	// the node down.
 	Incarnation string `json:"incarnation"`
+	// Promotable is false while this node may not campaign: not
+	// bootstrapped, or a standby whose cursor is below the compaction floor.
+	Promotable bool `json:"promotable"`
 }
 
 func (m *Master) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -443,6 +446,7 @@ func (m *Master) handleHealth(w http.ResponseWriter, r *http.Request) {
 	h.Bootstrap.BootstrapInfo = m.boot
 	h.Bootstrap.DurationMS = m.boot.Duration.Milliseconds()
 	h.ApplyError = m.applyErr
+	h.Promotable = m.promotable && h.Role != RoleFailed && h.Role != RoleStarting
 	m.roleMu.Unlock()
 	status := http.StatusOK
 	if h.Role == RoleFailed || h.Role == RoleStarting {

@@ -70,6 +70,10 @@ type Master struct {
 	durable   oplog.DurablePrefix
 	applyErr  string
 
+	// promotable is false while a standby may not campaign (below the
+	// floor); guarded by roleMu.
+	promotable bool
+
 	listener net.Listener
 	started  time.Time // when Run began: the age of "no snapshot yet"
 
@@ -152,13 +156,13 @@ func (m *Master) Run(ctx context.Context) error {
 	if m.store, err = m.openStore(); err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
-	if m.store != nil {
-		go m.probeStore(ctx)
-	}
 	if m.cfg.SnapshotBootstrapMode == "legacy-import" {
 		if err := m.prepareLegacyImport(ctx); err != nil {
 			return fmt.Errorf("legacy import refused: %w", err)
 		}
+	}
+	if m.store != nil {
+		go m.probeStore(ctx)
 	}
 
 	if err := m.bootstrapUntilDone(ctx); err != nil {

@@ -99,12 +99,19 @@ func (m *Master) waitPromotable(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err != nil || m.cursor().BatchID >= floor {
-			m.m.promotable.Set(1)
+			m.setPromotable(true)
 			return nil
 		}
-		m.m.promotable.Set(0)
+		m.setPromotable(false)
 		sleep(ctx, m.cfg.pollInterval())
 	}
+}
+
+func (m *Master) setPromotable(ok bool) {
+	m.roleMu.Lock()
+	m.promotable = ok
+	m.roleMu.Unlock()
+	m.m.promotable.Set(b2f(ok))
 }
 
 // applyLoop polls the OpLog and applies complete batches until ctx ends.

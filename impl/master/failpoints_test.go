@@ -1,0 +1,35 @@
+package master
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	gofail "go.etcd.io/gofail/runtime"
+)
+
+// return("hold") holds the caller at the failpoint until the failpoint is
+// cleared, and gofail counts the hit as soon as the caller arrives: a
+// harness waits for the count, acts in the window, then releases.
+func TestHoldFailpoint(t *testing.T) {
+	require.NoError(t, gofail.Enable("snapshotBeforeCAS", `1*return("hold")`))
+	t.Cleanup(func() { _ = gofail.Disable("snapshotBeforeCAS") })
+	done := make(chan bool)
+	go func() { done <- hit(fpSnapshotBeforeCAS) }()
+	require.Eventually(t, func() bool {
+		_, n, err := gofail.Status("snapshotBeforeCAS")
+		return err == nil && n == 1
+	}, 5*time.Second, 5*time.Millisecond, "the hit is counted while held")
+	select {
+	case <-done:
+		t.Fatal("the caller went on while the failpoint held it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.NoError(t, gofail.Disable("snapshotBeforeCAS"))
+	select {
+	case fired := <-done:
+		require.False(t, fired, "a hold injects nothing: the caller goes on as if the failpoint were off")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the caller was not released")
+	}
+}
