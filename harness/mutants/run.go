@@ -42,9 +42,9 @@ type Runner struct {
 
 // Run applies m, builds, and runs its scenarios, then (only when none
 // failed) its tests.
-func (r *Runner) Run(ctx context.Context, m Mutant) Outcome {
+func (r *Runner) Run(ctx context.Context, m Mutant) (o Outcome) {
 	start := time.Now()
-	o := Outcome{Mutant: m.Name, Where: m.Where}
+	o = Outcome{Mutant: m.Name, Where: m.Where}
 	defer func() { o.Took = time.Since(start) }()
 	dir := filepath.Join(r.Work, m.Name)
 	_ = os.RemoveAll(dir)
