@@ -2,6 +2,7 @@ package master
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 
 	gofail "go.etcd.io/gofail/runtime"
@@ -100,9 +101,26 @@ const holdValue = "hold"
 // maxHold bounds a hold nobody releases: the caller goes on after it.
 const maxHold = 5 * time.Minute
 
+// holding counts, per failpoint, the callers held there right now. It is
+// atomic because gofail's own hit count is written under a lock its Status
+// does not take: reading that count from another goroutine is a data race,
+// while a load of holding that sees a caller orders every write it made
+// before it was held (its hit counted included) before the load.
+var holding = func() map[*gofail.Failpoint]*atomic.Int32 {
+	m := make(map[*gofail.Failpoint]*atomic.Int32, len(Failpoints))
+	for _, f := range Failpoints {
+		m[f.fp] = new(atomic.Int32)
+	}
+	return m
+}()
+
 // hold waits until fp's term is no longer the one that held (cleared or
 // replaced), polling, for at most maxHold.
 func hold(fp *gofail.Failpoint) {
+	if n := holding[fp]; n != nil {
+		n.Add(1)
+		defer n.Add(-1)
+	}
 	held, _, _ := fp.Status()
 	for deadline := time.Now().Add(maxHold); time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)

@@ -16,10 +16,11 @@ func TestHoldFailpoint(t *testing.T) {
 	t.Cleanup(func() { _ = gofail.Disable("snapshotBeforeCAS") })
 	done := make(chan bool)
 	go func() { done <- hit(fpSnapshotBeforeCAS) }()
-	require.Eventually(t, func() bool {
-		_, n, err := gofail.Status("snapshotBeforeCAS")
-		return err == nil && n == 1
-	}, 5*time.Second, 5*time.Millisecond, "the hit is counted while held")
+	require.Eventually(t, func() bool { return holding[fpSnapshotBeforeCAS].Load() == 1 },
+		5*time.Second, 5*time.Millisecond, "the caller is held")
+	_, n, err := gofail.Status("snapshotBeforeCAS")
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the hit is counted while held")
 	select {
 	case <-done:
 		t.Fatal("the caller went on while the failpoint held it")
