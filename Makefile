@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test nightly swarm mutants tools images fuzz bench vet clean $(CHAOS)
+.PHONY: all demo test nightly nightly-shard nightly-gate stress swarm mutants tools images fuzz bench vet clean $(CHAOS)
 
 all: vet test
 
@@ -48,6 +48,39 @@ nightly: $(CHAOS)
 	$(CHAOS) run scenarios --tier nightly --seeds $(NIGHTLY_SEEDS) --parallel $(NPROC) --out artifacts/nightly --junit artifacts/nightly/junit.xml; rc=$$?; \
 	echo "make nightly: runs took $$(( $$(date +%s) - start ))s, exit $$rc"; \
 	$(CHAOS) gate artifacts/nightly/*.tar.gz && exit $$rc
+
+## nightly-shard: shard SHARD=K/N of the nightly fan-out: every scenario ×
+## NIGHTLY_SHARD_SEEDS seeds, SWARM_SHARD_RUNS swarm draws and the mutant
+## corpus, sliced by chaos plan; bundles, JUnit and a status file in artifacts/shard
+SHARD ?= 1/1
+NIGHTLY_SHARD_SEEDS ?= 5
+SWARM_SHARD_RUNS ?= 1000
+nightly-shard: $(CHAOS)
+	@$(CHAOS) tools >/dev/null
+	@rm -rf artifacts/shard; mkdir -p artifacts/shard
+	@rc=0; \
+	$(CHAOS) run scenarios --tier nightly --seeds $(NIGHTLY_SHARD_SEEDS) --shard $(SHARD) --parallel $(NPROC) --out artifacts/shard --junit artifacts/shard/scenarios.xml || rc=1; \
+	$(CHAOS) swarm --seed $(SWARM_SEED) --runs $(SWARM_SHARD_RUNS) --shard $(SHARD) --budget 100m --parallel $(NPROC) --out artifacts/shard --junit artifacts/shard/swarm.xml || rc=1; \
+	$(CHAOS) mutants --shard $(SHARD) --out artifacts/shard/mutants || rc=1; \
+	echo "shard $(SHARD) exit $$rc" > artifacts/shard/status-$$(echo $(SHARD) | tr / -).txt; exit $$rc
+
+## nightly-gate: over the downloaded shards (artifacts/shards/*): every shard
+## reported, and every audit of every bundle passed
+SHARDS ?= 16
+nightly-gate: $(CHAOS)
+	@n=$$(ls artifacts/shards/*/status-*.txt 2>/dev/null | wc -l); \
+	if [ "$$n" -ne $(SHARDS) ]; then echo "nightly: $$n of $(SHARDS) shards reported"; exit 1; fi; \
+	cat artifacts/shards/*/status-*.txt; \
+	$(CHAOS) gate artifacts/shards/*/*.tar.gz && ! grep -q "exit [^0]" artifacts/shards/*/status-*.txt
+
+## stress: every pr scenario STRESS_RUNS times on consecutive seeds; pass
+## rates and failures grouped in artifacts/stress/table.md (failing bundles kept)
+STRESS_RUNS ?= 20
+STRESS_TIER ?= pr
+stress: $(CHAOS)
+	@$(CHAOS) tools >/dev/null
+	@rm -rf artifacts/stress; mkdir -p artifacts/stress
+	@$(CHAOS) stress scenarios --tier $(STRESS_TIER) --runs $(STRESS_RUNS) --parallel $(NPROC) --out artifacts/stress --table artifacts/stress/table.md --junit artifacts/stress/junit.xml
 
 ## swarm: SWARM_RUNS scenarios drawn from SWARM_SEED, bounded by SWARM_BUDGET, then the gate
 SWARM_SEED ?= 2026

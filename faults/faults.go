@@ -33,8 +33,10 @@ type Env interface {
 	Resume(name string) error
 	Stop(name string, grace time.Duration) error
 	Start(ctx context.Context, name string) error
-	// Running reports whether a node's process is up.
+	// Running reports whether a node's process is up; Paused whether it is
+	// up but frozen (SIGSTOP, docker pause).
 	Running(name string) bool
+	Paused(name string) bool
 	// Links names every toxiproxy link; Link acts on one.
 	Links() []string
 	Link(name string) (Link, error)

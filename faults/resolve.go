@@ -55,20 +55,21 @@ func ResolveNode(ctx context.Context, env Env, target string, exclude ...string)
 		if err != nil {
 			return "", err
 		}
-		var f []string
-		for _, m := range env.EtcdMembers() {
-			if m != l {
-				f = append(f, m)
-			}
-		}
-		return pick(f)
+		return pick(slices.DeleteFunc(liveMembers(env), func(m string) bool { return m == l }))
 	case "etcd":
-		return pick(env.EtcdMembers())
+		return pick(liveMembers(env))
 	}
 	if slices.Contains(env.Masters(), target) || slices.Contains(env.EtcdMembers(), target) {
 		return excluded(target, nil)
 	}
 	return "", fmt.Errorf("%w: unknown target %q (masters %v, etcd %v)", ErrUnavailable, target, env.Masters(), env.EtcdMembers())
+}
+
+// liveMembers are the etcd members whose process is up and not frozen: a
+// seeded choice of a member to fault never lands on one another fault has
+// already taken down (killing a paused follower would fault nothing new).
+func liveMembers(env Env) []string {
+	return slices.DeleteFunc(slices.Clone(env.EtcdMembers()), func(m string) bool { return !env.Running(m) || env.Paused(m) })
 }
 
 // ResolveLinks expands a link pattern. "{target}" in the pattern is replaced

@@ -2,6 +2,8 @@
 // their artifact bundles:
 //
 //	chaos run FILE|DIR…    run scenarios (--tier, --seeds, --seed, --out, --parallel, --junit, --keep)
+//	chaos stress FILE|DIR… each scenario many times: pass rate, failures grouped by first failing audit
+//	chaos plan FILE|DIR…   how a batch splits into shards (--shard K/N on run, swarm, mutants)
 //	chaos swarm            run scenarios drawn at random from a seed (swarm testing)
 //	chaos shrink BUNDLE    reduce a failing bundle's scenario to a smaller one that fails the same way
 //	chaos list [DIR]       list scenarios with tier and what they cover
@@ -32,6 +34,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run FILE|DIR… [--tier pr|nightly] [--seeds N] [--seed N] [--parallel N] [--junit FILE] [--out DIR] [--keep]   run scenarios, one bundle each", cmdRun},
+		{"stress", "stress FILE|DIR… [--runs N] [--seed S] [--parallel N] [--table FILE]   each scenario N times on consecutive seeds: pass rate, failures grouped", cmdStress},
+		{"plan", "plan FILE|DIR… --shards N [--tier T] [--seeds S] [--swarm-runs R] [--swarm-seed X]   which shard runs what (chaos run/swarm/mutants --shard K/N)", cmdPlan},
 		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
 		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the same audits still fail", cmdShrink},
 		{"list", "list [DIR]                                               scenarios with tier and coverage", cmdList},

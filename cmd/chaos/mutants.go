@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/mutants"
+	"github.com/oplogha/oplogha/harness/plan"
 )
 
 // cmdMutants runs the mutant corpus: each patch applied to a copy of the
@@ -22,7 +23,12 @@ func cmdMutants(ctx context.Context, args []string) error {
 	dir := fs.String("dir", "tests/mutants", "the corpus: *.patch files with their headers")
 	only := fs.String("only", "", "comma-separated mutant names (default: all)")
 	out := fs.String("out", "artifacts/mutants", "bundles, results.json and results.md")
+	shardSpec := fs.String("shard", "", "run only shard K/N of the corpus (in name order)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	shard, err := plan.ParseShard(*shardSpec)
+	if err != nil {
 		return err
 	}
 	corpus, err := mutants.Load(*dir)
@@ -35,6 +41,11 @@ func cmdMutants(ctx context.Context, args []string) error {
 		if len(corpus) == 0 {
 			return fmt.Errorf("no mutant named %s in %s", *only, *dir)
 		}
+	}
+	corpus = plan.Pick(shard, corpus)
+	if len(corpus) == 0 {
+		fmt.Printf("shard %v: no mutant to run\n", shard)
+		return nil
 	}
 	root, err := os.Getwd()
 	if err != nil {

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/docker"
+	"github.com/oplogha/oplogha/harness/plan"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
@@ -42,59 +44,26 @@ func cmdRun(ctx context.Context, args []string) error {
 	junit := fs.String("junit", "", "write a JUnit report here")
 	rt := fs.String("runtime", "", "process or docker: where every scenario's cluster runs (default: each scenario's own, else process)")
 	public := fs.Bool("public-images", false, "docker runtime: run etcd and toxiproxy from their public images (needs a registry) instead of local builds")
+	shardSpec := fs.String("shard", "", "run only shard K/N of the plan (see chaos plan): every shard computes the same plan and keeps its own slice")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 {
-		return fmt.Errorf("no scenario files (try scenarios/pr/*.yaml, or a directory)")
+	shard, err := plan.ParseShard(*shardSpec)
+	if err != nil {
+		return err
 	}
-	if *seeds < 1 {
-		return fmt.Errorf("--seeds must be at least 1")
-	}
-	switch *rt {
-	case "", "process", "docker":
-	default:
+	if *rt != "" && *rt != "process" && *rt != "docker" {
 		return fmt.Errorf("--runtime %q: want process or docker", *rt)
 	}
-	files, err := expandScenarioPaths(paths)
+	scs, err := planRuns(paths, runPlan{tier: *tier, seed: *seed, seeds: *seeds, runtime: *rt, seedStep: 1000})
 	if err != nil {
 		return err
 	}
-	loaded, err := loadAll(files)
-	if err != nil {
-		return err
-	}
-	var scs []*scenario.Scenario
-	for _, sc := range loaded {
-		switch *tier {
-		case "":
-		case "pr":
-			if sc.Tier != "pr" {
-				continue
-			}
-		case "nightly":
-			if sc.Tier != "pr" && sc.Tier != "nightly" {
-				continue
-			}
-		default:
-			return fmt.Errorf("--tier %q: want pr or nightly", *tier)
-		}
-		base := sc.Seed
-		if *seed != 0 {
-			base = *seed
-		}
-		if *rt != "" {
-			sc.Runtime = *rt
-		}
-		for k := 0; k < *seeds; k++ {
-			c := *sc
-			c.Seed = base + int64(k)*1000
-			scs = append(scs, &c)
-		}
-	}
+	scs = plan.Pick(shard, scs)
 	if len(scs) == 0 {
-		return fmt.Errorf("no scenario of tier %q in %v", *tier, paths)
+		fmt.Printf("shard %v: nothing to run\n", shard)
+		return nil
 	}
 	for _, sc := range scs {
 		if sc.Runtime == "docker" {
@@ -107,6 +76,68 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public})
 	return err
+}
+
+// runPlan says how scenario files become runs.
+type runPlan struct {
+	tier     string // "", "pr" or "nightly"
+	seed     int64  // 0: each scenario's own
+	seeds    int    // runs per scenario
+	seedStep int64  // seed of run k is base + k*seedStep
+	runtime  string // "": each scenario's own
+}
+
+// planRuns loads the scenario files under paths and expands them into the
+// ordered list of runs p describes: the same list on every machine, which
+// is what lets shards split it without talking to each other.
+func planRuns(paths []string, p runPlan) ([]*scenario.Scenario, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no scenario files (try scenarios/pr/*.yaml, or a directory)")
+	}
+	if p.seeds < 1 {
+		return nil, fmt.Errorf("--seeds must be at least 1")
+	}
+	files, err := expandScenarioPaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	loaded, err := loadAll(files)
+	if err != nil {
+		return nil, err
+	}
+	var scs []*scenario.Scenario
+	for _, sc := range loaded {
+		switch p.tier {
+		case "":
+		case "pr":
+			if sc.Tier != "pr" {
+				continue
+			}
+		case "nightly":
+			if sc.Tier != "pr" && sc.Tier != "nightly" {
+				continue
+			}
+		default:
+			return nil, fmt.Errorf("--tier %q: want pr or nightly", p.tier)
+		}
+		base := sc.Seed
+		if p.seed != 0 {
+			base = p.seed
+		}
+		if p.runtime != "" {
+			sc.Runtime = p.runtime
+		}
+		for k := 0; k < p.seeds; k++ {
+			c := *sc
+			c.Seed = base + int64(k)*p.seedStep
+			scs = append(scs, &c)
+		}
+	}
+	if len(scs) == 0 {
+		return nil, fmt.Errorf("no scenario of tier %q in %v", p.tier, paths)
+	}
+	return scs, nil
 }
 
 // expandScenarioPaths turns directories into the .yaml files under them.

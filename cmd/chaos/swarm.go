@@ -13,6 +13,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/plan"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/shrink"
@@ -31,7 +32,12 @@ func cmdSwarm(ctx context.Context, args []string) error {
 	first := fs.Int("from", 0, "first run index (to resume a swarm)")
 	junit := fs.String("junit", "", "write a JUnit report here")
 	dry := fs.Bool("dry-run", false, "print the drawn scenarios' shapes and moves, run nothing")
+	shardSpec := fs.String("shard", "", "run only shard K/N of the runs (see chaos plan): every shard draws the same runs and keeps its own")
 	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	shard, err := plan.ParseShard(*shardSpec)
+	if err != nil {
 		return err
 	}
 	if *runs < 1 {
@@ -39,6 +45,9 @@ func cmdSwarm(ctx context.Context, args []string) error {
 	}
 	var scs []*scenario.Scenario
 	for i := *first; i < *first+*runs; i++ {
+		if !shard.Owns(i - *first) {
+			continue
+		}
 		sc, err := swarm.Draw(*seed, i)
 		if err != nil {
 			return err
@@ -51,8 +60,8 @@ func cmdSwarm(ctx context.Context, args []string) error {
 	if *dry {
 		return nil
 	}
-	fmt.Printf("swarm seed %d: %d runs (from %d), budget %v, %d at a time, bundles in %s\n", *seed, *runs, *first, *budget, *parallel, *out)
-	_, err := runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, budget: *budget, junit: *junit, swarmSeed: *seed})
+	fmt.Printf("swarm seed %d: %d runs (shard %v of %d from %d), budget %v, %d at a time, bundles in %s\n", *seed, len(scs), shard, *runs, *first, *budget, *parallel, *out)
+	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, budget: *budget, junit: *junit, swarmSeed: *seed})
 	return err
 }
 

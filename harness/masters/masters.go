@@ -40,6 +40,8 @@ type Options struct {
 	ConfigFor func(i int) (map[string]any, error)
 	// Env is extra environment for every node (credentials: never in args or config files).
 	Env []string
+	// Supervisor restarts nodes that exit (zero value: none does).
+	Supervisor Supervisor
 }
 
 // Node is one master.
@@ -58,6 +60,9 @@ type Set struct {
 	opts   Options
 	group  *proc.Group
 	Client *client.Client
+
+	mu   sync.Mutex
+	held map[string]bool // stopped on purpose: not restarted by the supervisor
 }
 
 // Start writes each node's config and starts every node.
@@ -69,7 +74,10 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{opts: opts, group: group, Client: client.New(10 * time.Second)}
+	if opts.Supervisor.Backoff <= 0 {
+		opts.Supervisor.Backoff = 500 * time.Millisecond
+	}
+	s := &Set{opts: opts, group: group, Client: client.New(10 * time.Second), held: map[string]bool{}}
 	for i := 0; i < opts.Count; i++ {
 		name := fmt.Sprintf("master-%d", i)
 		host := group.Host(name)
@@ -153,14 +161,29 @@ func (s *Set) Reconfigure(overrides map[string]any) error {
 	return nil
 }
 
-// StartNode (re)starts one node with its config.
+// StartNode (re)starts one node with its config; a held node is released.
 func (s *Set) StartNode(n *Node) error {
+	s.mu.Lock()
+	delete(s.held, n.Name)
+	s.mu.Unlock()
+	return s.start(n, s.opts.Supervisor.Backoff)
+}
+
+// start starts n's process and, when supervised, its watcher, which waits
+// delay before restarting it.
+func (s *Set) start(n *Node, delay time.Duration) error {
 	env := append([]string{"GOFAIL_HTTP=" + n.FailpointAddr}, s.opts.Env...)
 	if s.opts.Failpoints != "" {
 		env = append(env, "GOFAIL_FAILPOINTS="+s.opts.Failpoints)
 	}
-	_, err := s.group.Start(proc.Spec{Name: n.Name, Path: s.opts.Binary, Args: []string{"--config", n.ConfigPath}, Env: env, Log: n.Log, Dir: s.opts.Dir})
-	return err
+	p, err := s.group.Start(proc.Spec{Name: n.Name, Path: s.opts.Binary, Args: []string{"--config", n.ConfigPath}, Env: env, Log: n.Log, Dir: s.opts.Dir})
+	if err != nil {
+		return err
+	}
+	if s.Supervised() {
+		go s.supervise(n, p, delay)
+	}
+	return nil
 }
 
 // Process is a node's current process.

@@ -16,10 +16,11 @@ type Group struct {
 	// processes on 127.0.0.1.
 	Launcher Launcher
 
-	mu    sync.Mutex
-	procs map[string]*Process
-	order []string
-	gone  []Record
+	mu      sync.Mutex
+	closing bool // Close has begun: nothing starts any more
+	procs   map[string]*Process
+	order   []string
+	gone    []Record
 }
 
 // Record is what a Group remembers of a process for the bundle.
@@ -32,6 +33,9 @@ type Record struct {
 	Started time.Time `json:"started"`
 }
 
+// ErrClosed is returned by Start once the group is closing.
+var ErrClosed = errors.New("process group closed")
+
 // NewGroup returns an empty group.
 func NewGroup() *Group { return &Group{procs: map[string]*Process{}} }
 
@@ -39,6 +43,9 @@ func NewGroup() *Group { return &Group{procs: map[string]*Process{}} }
 func (g *Group) Start(spec Spec) (*Process, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.closing {
+		return nil, fmt.Errorf("start %s: %w", spec.Name, ErrClosed)
+	}
 	if old, ok := g.procs[spec.Name]; ok && old.Running() {
 		return nil, fmt.Errorf("start %s: already running as pid %d", spec.Name, old.PID)
 	}
@@ -98,6 +105,7 @@ func (g *Group) Records() []Record {
 // reverse start order, and then checks by PID that none is left.
 func (g *Group) Close(grace time.Duration) error {
 	g.mu.Lock()
+	g.closing = true
 	procs := make([]*Process, 0, len(g.order))
 	for i := len(g.order) - 1; i >= 0; i-- {
 		procs = append(procs, g.procs[g.order[i]])

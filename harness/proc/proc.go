@@ -97,6 +97,13 @@ func (p *Process) Running() bool {
 	}
 }
 
+// Paused reports whether the process is running but stopped by Pause.
+func (p *Process) Paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused && p.Running()
+}
+
 // ExitErr is the process's wait error once it has exited (nil for exit 0).
 func (p *Process) ExitErr() error {
 	p.mu.Lock()

@@ -48,13 +48,19 @@ func TestGroupCloseStopsEverythingEvenPaused(t *testing.T) {
 	g := NewGroup()
 	a, b := sleeper(t, g, "a"), sleeper(t, g, "b")
 	require.NoError(t, b.Pause())
+	require.True(t, b.Paused())
+	require.False(t, a.Paused())
 	_, err := g.Start(Spec{Name: "a", Path: "/bin/true", Log: filepath.Join(t.TempDir(), "x.log")})
 	require.ErrorContains(t, err, "already running")
 	require.NoError(t, g.Close(2*time.Second))
 	for _, p := range []*Process{a, b} {
 		require.False(t, p.Running())
+		require.False(t, p.Paused())
 		require.False(t, alive(p.PID), "pid %d survived", p.PID)
 	}
+	// a supervisor restarting a node while the group closes cannot leak it
+	_, err = g.Start(Spec{Name: "c", Path: "/bin/sleep", Args: []string{"60"}, Log: filepath.Join(t.TempDir(), "c.log")})
+	require.ErrorIs(t, err, ErrClosed)
 }
 
 func TestStopEscalatesToKill(t *testing.T) {

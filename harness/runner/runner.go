@@ -21,6 +21,7 @@ import (
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/harness/scenario"
@@ -76,6 +77,10 @@ type run struct {
 	histFrom int64
 	injected map[string]*faults.Injected
 	healed   map[string]*faults.Injected
+	// ended are the master processes a fault ended (killed, stopped, or
+	// armed to panic), by fault name: a wait for that node's role means its
+	// next process, not the one on its way out.
+	ended    map[string]*proc.Process
 	order    []string
 	steps    []bundle.StepTiming
 	current  string
@@ -105,7 +110,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
 	}
-	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{}, healed: map[string]*faults.Injected{}, histFrom: 1}
+	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{}, healed: map[string]*faults.Injected{}, ended: map[string]*proc.Process{}, histFrom: 1}
 	r.events.start = start
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)
@@ -237,6 +242,16 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
 		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
 		S3: r.sc.Cluster.S3, Security: runtime.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
+	if sup := r.sc.Cluster.Supervisor; sup != nil {
+		shape.Supervisor = masters.Supervisor{Restart: sup.Restart, Backoff: sup.Backoff,
+			OnRestart: func(node string, exit error, after time.Duration, err error) {
+				if err != nil {
+					r.events.add("note", "supervisor", node, fmt.Sprintf("restart %v after its exit (%v) failed: %v", after.Round(time.Millisecond), exit, err), false)
+					return
+				}
+				r.events.add("note", "supervisor", node, fmt.Sprintf("restarted %v after its exit (%v)", after.Round(time.Millisecond), exit), true)
+			}}
+	}
 	r.prog.set("booting cluster", "")
 	c, err := runtime.Up(ctx, group, bins, shape, r.work)
 	r.cluster = c

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
@@ -41,6 +42,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		if earlier, ok := r.injectedOrHealed(spec.Excluding); ok && len(earlier.Targets) > 0 {
 			spec.Excluding = earlier.Targets[0]
 		}
+		before := r.masterProcesses()
 		in, err := faults.Inject(ctx, faultEnv{r.env, r}, spec)
 		name := st.As
 		if name == "" {
@@ -52,6 +54,11 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		}
 		r.injected[name] = in
 		r.order = append(r.order, name)
+		if len(in.Targets) == 1 && endsProcess(spec) {
+			if p, ok := before[in.Targets[0]]; ok {
+				r.ended[name] = p
+			}
+		}
 		r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in)
 		return nil
 	case "heal":
@@ -270,7 +277,15 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
 			node = in.Targets[0]
 		}
+		ended := r.ended[w.Node]
 		return poll(ctx, func() (bool, string) {
+			if ended != nil && w.Role != "down" {
+				if n, ok := r.env.Node(node); ok {
+					if cur, ok := r.cluster.Masters.Process(n); !ok || cur == ended {
+						return false, fmt.Sprintf("%s has not started again since %s ended it", node, w.Node)
+					}
+				}
+			}
 			if w.Role == "down" {
 				// Down is the process gone, not only its API: a node that
 				// panicked closes its listener before it has exited, and a
@@ -317,6 +332,29 @@ func excludeNote(n string) string {
 		return ""
 	}
 	return " other than " + n
+}
+
+// masterProcesses are the masters' current processes, by node name.
+func (r *run) masterProcesses() map[string]*proc.Process {
+	out := map[string]*proc.Process{}
+	for _, n := range r.cluster.Masters.Nodes {
+		if p, ok := r.cluster.Masters.Process(n); ok {
+			out[n.Name] = p
+		}
+	}
+	return out
+}
+
+// endsProcess reports whether a fault ends its target's process: a wait for
+// the node's role afterwards is about the process that replaces it.
+func endsProcess(s faults.Spec) bool {
+	switch s.Kind {
+	case "kill", "stop", "restart":
+		return true
+	case "failpoint":
+		return strings.Contains(s.Term, "panic")
+	}
+	return false
 }
 
 // injectedOrHealed finds a fault by name, active or already healed.

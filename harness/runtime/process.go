@@ -40,6 +40,8 @@ type Shape struct {
 	// Security: TLS on every etcd and S3 link, authentication on etcd and
 	// a scoped snapshot writer on the S3 server.
 	Security Security
+	// Supervisor restarts masters that exit (zero value: none).
+	Supervisor masters.Supervisor
 }
 
 // Security is what links and identities a cluster runs with.
@@ -208,7 +210,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	}
 	set, err := masters.Start(ctx, group, masters.Options{Env: env, ConfigFor: withWorkDir,
 		Binary: bins.Master.Path, Dir: filepath.Join(dir, "masters"), ClusterID: shape.ClusterID, Count: shape.Masters,
-		Config: shape.MasterConfig, Failpoints: shape.Failpoints,
+		Config: shape.MasterConfig, Failpoints: shape.Failpoints, Supervisor: shape.Supervisor,
 		AdvertiseFor: func(i int, listen string) (string, error) {
 			l, err := tx.Add(fmt.Sprintf("master-%d.api", i), listen)
 			if err != nil {

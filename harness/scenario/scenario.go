@@ -58,6 +58,15 @@ type Cluster struct {
 	// the deliberately broken failpoints that prove the audits can fail
 	// (tier harness-test only; no release build has them).
 	BuildTags []string `yaml:"build_tags,omitempty"`
+	// Supervisor runs every master under a supervisor that restarts it
+	// when it exits, as systemd or a Kubernetes pod would.
+	Supervisor *Supervisor `yaml:"supervisor,omitempty"`
+}
+
+// Supervisor is how masters are restarted when they exit.
+type Supervisor struct {
+	Restart string        `yaml:"restart"`           // always | on-failure
+	Backoff time.Duration `yaml:"backoff,omitempty"` // first delay (default 500ms), doubled in a crash loop
 }
 
 // Security is what a cluster runs with beyond plain loopback links.
@@ -378,6 +387,14 @@ func (sc *Scenario) validate() []string {
 		}
 		if sc.Tier != "harness-test" {
 			bad(0, "cluster.build_tags: only a harness-test scenario builds a sabotaged master")
+		}
+	}
+	if sup := sc.Cluster.Supervisor; sup != nil {
+		if sup.Restart != "always" && sup.Restart != "on-failure" {
+			bad(0, "cluster.supervisor.restart: %q: want always or on-failure", sup.Restart)
+		}
+		if sup.Backoff < 0 || sup.Backoff > time.Minute {
+			bad(0, "cluster.supervisor.backoff: %v: want 0 (500ms) up to 1m", sup.Backoff)
 		}
 	}
 	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {
