@@ -47,6 +47,7 @@ type Op struct {
 	Seq      uint64 `json:"seq,omitempty"`
 	Found    bool   `json:"found,omitempty"`    // get: the object exists
 	GotSize  uint64 `json:"got_size,omitempty"` // get: its size
+	Reput    bool   `json:"reput,omitempty"`    // put: of a key already acknowledged (expected: object_exists)
 }
 
 // Recorder collects ops from concurrent clients.

@@ -23,9 +23,13 @@ type Config struct {
 	Rate     float64       `yaml:"rate"`     // total ops/s; 0 = as fast as answers come
 	MaxOps   int           `yaml:"max_ops"`  // hard bound on ops (default 50000)
 	Duration time.Duration `yaml:"duration"` // hard bound on time (default 10m)
-	Put      float64       `yaml:"put"`      // mix weights (default 0.6/0.2/0.2)
+	Put      float64       `yaml:"put"`      // mix weights (default 0.6/0.2/0.15/0.05)
 	Remove   float64       `yaml:"remove"`
 	Get      float64       `yaml:"get"`
+	// Reput puts a key whose put was acknowledged again, as a client that
+	// retries or a duplicate request does: the master must refuse it
+	// (object_exists), which the linearizability model checks.
+	Reput float64 `yaml:"reput"`
 	Tenants  int           `yaml:"tenants"` // distinct tenants (default 3)
 	Size     uint64        `yaml:"size"`    // object size (default 4096)
 	// Generation distinguishes restarts of the traffic in one run, so keys
@@ -43,8 +47,8 @@ func (c *Config) defaults() {
 	if c.Duration <= 0 {
 		c.Duration = 10 * time.Minute
 	}
-	if c.Put+c.Remove+c.Get <= 0 {
-		c.Put, c.Remove, c.Get = 0.6, 0.2, 0.2
+	if c.Put+c.Remove+c.Get+c.Reput <= 0 {
+		c.Put, c.Remove, c.Get, c.Reput = 0.6, 0.2, 0.15, 0.05
 	}
 	if c.Tenants <= 0 {
 		c.Tenants = 3
@@ -177,23 +181,26 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
-// pick draws the next op: a put of a fresh key, or a remove or get of an
-// acknowledged key (removes take the key out of the pool first, so no two
-// removes race on one key).
+// pick draws the next op: a put of a fresh key, or a remove, get or second
+// put of an acknowledged key (removes take the key out of the pool first,
+// so no two removes race on one key, and no put races a remove).
 func (g *Generator) pick(rng *rand.Rand, id int, n *int) history.Op {
-	total := g.cfg.Put + g.cfg.Remove + g.cfg.Get
+	total := g.cfg.Put + g.cfg.Remove + g.cfg.Get + g.cfg.Reput
 	x := rng.Float64() * total
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.pool) > 0 && x >= g.cfg.Put {
 		i := rng.IntN(len(g.pool))
 		k := g.pool[i]
-		if x < g.cfg.Put+g.cfg.Remove {
+		switch {
+		case x < g.cfg.Put+g.cfg.Remove:
 			g.pool[i] = g.pool[len(g.pool)-1]
 			g.pool = g.pool[:len(g.pool)-1]
 			return history.Op{Client: id, Kind: history.Remove, Tenant: k.tenant, Key: k.key}
+		case x < g.cfg.Put+g.cfg.Remove+g.cfg.Get:
+			return history.Op{Client: id, Kind: history.Get, Tenant: k.tenant, Key: k.key}
 		}
-		return history.Op{Client: id, Kind: history.Get, Tenant: k.tenant, Key: k.key}
+		return history.Op{Client: id, Kind: history.Put, Tenant: k.tenant, Key: k.key, Size: g.cfg.Size, Reput: true}
 	}
 	*n++
 	return history.Op{Client: id, Kind: history.Put, Tenant: fmt.Sprintf("tenant-%d", rng.IntN(g.cfg.Tenants)),
@@ -206,7 +213,7 @@ func (g *Generator) do(ctx context.Context, url string, op *history.Op) {
 	case history.Put:
 		r := g.cli.Put(ctx, url, client.PutRequest{Tenant: op.Tenant, Key: op.Key, ClientID: fmt.Sprintf("client-%d", op.Client), Size: op.Size})
 		fill(op, r)
-		if op.Outcome == history.OK {
+		if op.Outcome == history.OK && !op.Reput {
 			g.mu.Lock()
 			g.pool = append(g.pool, key{op.Tenant, op.Key})
 			g.mu.Unlock()
