@@ -29,9 +29,9 @@ type Config struct {
 	// Reput puts a key whose put was acknowledged again, as a client that
 	// retries or a duplicate request does: the master must refuse it
 	// (object_exists), which the linearizability model checks.
-	Reput float64 `yaml:"reput"`
-	Tenants  int           `yaml:"tenants"` // distinct tenants (default 3)
-	Size     uint64        `yaml:"size"`    // object size (default 4096)
+	Reput   float64 `yaml:"reput"`
+	Tenants int     `yaml:"tenants"` // distinct tenants (default 3)
+	Size    uint64  `yaml:"size"`    // object size (default 4096)
 	// Generation distinguishes restarts of the traffic in one run, so keys
 	// stay unique across them.
 	Generation int `yaml:"-"`
