@@ -1,0 +1,92 @@
+package maintain
+
+import (
+	"bytes"
+	"os"
+	"path"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/snapshot"
+)
+
+// Every way the snapshot the floor would move onto can be damaged stops
+// the floor: each check of the validation is reached and must refuse. The
+// damage is done behind the store (the file under the local store's root).
+func TestEveryValidationFailureKeepsTheFloor(t *testing.T) {
+	file := func(f *fixture, p publish.Pointer, name string) string {
+		return filepath.Join(f.root, filepath.FromSlash(path.Join(p.ObjectPrefix, name)))
+	}
+	type damage func(t *testing.T, f *fixture, p publish.Pointer)
+	rewrite := func(name string, edit func(t *testing.T, b []byte) []byte) damage {
+		return func(t *testing.T, f *fixture, p publish.Pointer) {
+			data, err := os.ReadFile(file(f, p, name))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(file(f, p, name), edit(t, data), 0o644))
+		}
+	}
+	remove := func(name string) damage {
+		return func(t *testing.T, f *fixture, p publish.Pointer) { require.NoError(t, os.Remove(file(f, p, name))) }
+	}
+	replace := func(old, new string) func(*testing.T, []byte) []byte {
+		return func(t *testing.T, b []byte) []byte {
+			require.True(t, bytes.Contains(b, []byte(old)), "%s not in %s", old, b)
+			return bytes.Replace(b, []byte(old), []byte(new), 1)
+		}
+	}
+	flip := func(_ *testing.T, b []byte) []byte { b[len(b)/2] ^= 0x20; return b }
+	garbage := func(*testing.T, []byte) []byte { return []byte("{not json") }
+	cases := map[string]damage{
+		"descriptor missing":              remove(snapshot.DescriptorName),
+		"descriptor garbage":              rewrite(snapshot.DescriptorName, garbage),
+		"descriptor disagrees":            rewrite(snapshot.DescriptorName, replace(`"last_included_seq": 10`, `"last_included_seq": 11`)),
+		"manifest missing":                remove(snapshot.ManifestObject),
+		"manifest garbage":                rewrite(snapshot.ManifestObject, garbage),
+		"manifest disagrees":              rewrite(snapshot.ManifestObject, replace(`"snapshot_id": "0`, `"snapshot_id": "9`)),
+		"payload object missing":          remove(snapshot.SegmentsObject),
+		"payload object truncated":        rewrite(snapshot.SegmentsObject, func(_ *testing.T, b []byte) []byte { return b[:len(b)-1] }),
+		"payload object same size, other": rewrite(snapshot.SegmentsObject, flip),
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, 40)
+			safe := f.snap(10)
+			f.publish(safe)
+			f.publish(f.snap(20))
+			damage(t, f, safe)
+			cache := &Verified{}
+			rep, err := f.run(Options{Prefix: "snaps/m", Prune: true, Verified: cache})
+			require.NoError(t, err)
+			require.Contains(t, rep.Skipped, "failed validation")
+			require.Zero(t, rep.Floor)
+			require.Equal(t, int64(40), batchCount(t, f))
+			require.False(t, cache.Has(safe.SnapshotID))
+		})
+	}
+	t.Run("undamaged", func(t *testing.T) {
+		f := newFixture(t, 40)
+		safe := f.snap(10)
+		f.publish(safe)
+		f.publish(f.snap(20))
+		cache := &Verified{}
+		rep, err := f.run(Options{Prefix: "snaps/m", Prune: true, Verified: cache})
+		require.NoError(t, err)
+		require.Equal(t, uint64(10), rep.Floor)
+		require.True(t, cache.Has(safe.SnapshotID), "a complete read is remembered")
+	})
+}
+
+// The verification cache is bounded: the oldest id goes first.
+func TestVerifiedCacheIsBounded(t *testing.T) {
+	var v Verified
+	for i := 0; i <= verifiedCap; i++ {
+		v.Add(string(rune('a' + i%26)) + string(rune('0'+i/26)))
+	}
+	require.False(t, v.Has("a0"), "the first id was evicted at the cap")
+	require.True(t, v.Has(string(rune('a'+verifiedCap%26))+string(rune('0'+verifiedCap/26))))
+	v.Forget("b0")
+	require.False(t, v.Has("b0"))
+}
