@@ -83,7 +83,7 @@ func TestEveryValidationFailureKeepsTheFloor(t *testing.T) {
 func TestVerifiedCacheIsBounded(t *testing.T) {
 	var v Verified
 	for i := 0; i <= verifiedCap; i++ {
-		v.Add(string(rune('a' + i%26)) + string(rune('0'+i/26)))
+		v.Add(string(rune('a'+i%26)) + string(rune('0'+i/26)))
 	}
 	require.False(t, v.Has("a0"), "the first id was evicted at the cap")
 	require.True(t, v.Has(string(rune('a'+verifiedCap%26))+string(rune('0'+verifiedCap/26))))
