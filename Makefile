@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test nightly nightly-shard nightly-gate stress swarm mutants tools images fuzz bench vet clean $(CHAOS)
+.PHONY: all demo test nightly nightly-shard nightly-gate stress gremlins swarm mutants tools images fuzz bench vet clean $(CHAOS)
 
 all: vet test
 
@@ -72,6 +72,16 @@ nightly-gate: $(CHAOS)
 	if [ "$$n" -ne $(SHARDS) ]; then echo "nightly: $$n of $(SHARDS) shards reported"; exit 1; fi; \
 	cat artifacts/shards/*/status-*.txt; \
 	$(CHAOS) gate artifacts/shards/*/*.tar.gz && ! grep -q "exit [^0]" artifacts/shards/*/status-*.txt
+
+## gremlins: go-gremlins over the impl packages with their own tests
+## (efficacy = killed / (killed + lived)); table in artifacts/gremlins/results.md
+GREMLINS_PKGS ?= contract oplog publish maintain snapshot state keyspace objstore
+GREMLINS_MIN ?= 80
+gremlins: $(CHAOS)
+	@rm -rf artifacts/gremlins; mkdir -p artifacts/gremlins
+	@for p in $(GREMLINS_PKGS); do echo "[gremlins] impl/$$p"; \
+	  $(GO) tool gremlins unleash --workers 1 --timeout-coefficient 30 -o artifacts/gremlins/$$p.json ./impl/$$p | tail -3 || exit 1; done
+	@$(CHAOS) gremlins-report --in artifacts/gremlins --min-efficacy $(GREMLINS_MIN)
 
 ## stress: every pr scenario STRESS_RUNS times on consecutive seeds; pass
 ## rates and failures grouped in artifacts/stress/table.md (failing bundles kept)

@@ -46,6 +46,7 @@ func commands() []command {
 		{"up", "up [--etcd N] [--masters N]                              a dev cluster until Ctrl-C", cmdUp},
 		{"bench-report", "bench-report [--in FILE] [--out DIR] [--elapsed D]       results.md and results.json from make bench's figures", cmdBenchReport},
 		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree and run what it names; fail unless a scenario kills every one", cmdMutants},
+		{"gremlins-report", "gremlins-report [--in DIR] [--min-efficacy P]               one table from make gremlins' per-package results", cmdGremlinsReport},
 		{"tools", "tools [--path NAME]                                      build the pinned tool binaries", cmdTools},
 		{"reset", "reset check|delete|new-namespace --cluster-id C          destructive reset, operator only: emptiness check, delete (--confirm C), new-namespace procedure", cmdReset},
 	}
