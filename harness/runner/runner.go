@@ -35,6 +35,15 @@ type Options struct {
 	Progress io.Writer // live progress; nil for none
 	Cache    *bin.Cache
 	Replayed string // bundle this run replays, for the record
+	// Anchors, when replaying, are the original run's fault anchors by
+	// step: each fault waits for the progress its original had and is aimed
+	// at the node the original hit. Strict ends the run at the first fault
+	// that cannot land where its original did.
+	Anchors map[int]audit.Anchor
+	Strict  bool
+	// FirstPrimary, when replaying, is the master that won the original's
+	// first election: it starts alone first so it wins again.
+	FirstPrimary string
 	// Runtime overrides the scenario's runtime (process | docker).
 	Runtime string
 	// PublicImages runs etcd and toxiproxy from their public images on the
@@ -52,6 +61,9 @@ type Outcome struct {
 	Pass     bool
 	Results  []audit.Result
 	Err      error // the run itself failed (the bundle says where)
+	// Replay says, per fault of a replay, whether it landed where the
+	// original's did.
+	Replay   []ReplayCheck
 	Duration time.Duration
 	// DockerRun is the run id its containers, network and run image were
 	// labelled and named with (docker runtime only).
@@ -80,12 +92,17 @@ type run struct {
 	// ended are the master processes a fault ended (killed, stopped, or
 	// armed to panic), by fault name: a wait for that node's role means its
 	// next process, not the one on its way out.
-	ended    map[string]*proc.Process
-	order    []string
-	steps    []bundle.StepTiming
-	current  string
-	prog     *progress
-	binaries runtime.Binaries
+	ended map[string]*proc.Process
+	// stepIndex is the 1-based index of the step running; lastFailpointHit
+	// the failpoint hit the previous step waited for ("" when it did not).
+	stepIndex        int
+	lastFailpointHit string
+	replayChecks     []ReplayCheck
+	order            []string
+	steps            []bundle.StepTiming
+	current          string
+	prog             *progress
+	binaries         runtime.Binaries
 	// dockerRun is the docker engine's run id (labels, names) on the docker runtime.
 	dockerRun string
 	// generations counts traffic starts, so each start draws fresh keys.
@@ -139,7 +156,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err != nil {
 		return nil, err
 	}
-	out.Err, out.Duration, out.DockerRun = runErr, time.Since(start), r.dockerRun
+	out.Err, out.Duration, out.DockerRun, out.Replay = runErr, time.Since(start), r.dockerRun, r.replayChecks
 	return out, nil
 }
 
@@ -242,6 +259,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
 		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
 		S3: r.sc.Cluster.S3, Security: runtime.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
+	shape.FirstPrimary = r.opts.FirstPrimary
 	if sup := r.sc.Cluster.Supervisor; sup != nil {
 		shape.Supervisor = masters.Supervisor{Restart: sup.Restart, Backoff: sup.Backoff,
 			OnRestart: func(node string, exit error, after time.Duration, err error) {
@@ -339,6 +357,7 @@ func (r *run) stopTraffic() {
 func (r *run) runSteps(ctx context.Context) error {
 	for i, st := range r.sc.Steps {
 		r.prog.step(i+1, st.Label())
+		r.stepIndex = i + 1
 		t := bundle.StepTiming{Index: i + 1, Label: st.Label(), Line: st.Line, StartNS: r.rec.Now()}
 		err := r.step(ctx, st)
 		t.EndNS, t.OK = r.rec.Now(), err == nil

@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/runtime"
@@ -23,8 +24,16 @@ import (
 )
 
 func (r *run) step(ctx context.Context, st scenario.Step) error {
+	afterFailpoint := r.lastFailpointHit
+	r.lastFailpointHit = ""
 	switch st.Kind() {
 	case "sleep":
+		if a, ok := r.nextAnchor(); ok && a.BatchID > 0 {
+			// A replay waits for the progress the next fault's original
+			// had, not for the time that happened to give it.
+			r.waitForBatch(ctx, a.BatchID, 3*st.Sleep+10*time.Second)
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -42,6 +51,17 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		if earlier, ok := r.injectedOrHealed(spec.Excluding); ok && len(earlier.Targets) > 0 {
 			spec.Excluding = earlier.Targets[0]
 		}
+		var divergence string
+		orig, replaying := r.opts.Anchors[r.stepIndex]
+		if replaying {
+			spec, divergence = r.pinToAnchor(ctx, spec, orig)
+			if divergence != "" && r.opts.Strict {
+				r.replayChecks = append(r.replayChecks, ReplayCheck{Step: r.stepIndex, Fault: st.Fault.Kind, Detail: divergence})
+				return fmt.Errorf("%w at step %d: %s", ErrDiverged, r.stepIndex, divergence)
+			}
+		}
+		anchor := r.anchorNow(ctx, r.stepIndex)
+		anchor.AfterFailpoint = afterFailpoint
 		before := r.masterProcesses()
 		in, err := faults.Inject(ctx, faultEnv{r.env, r}, spec)
 		name := st.As
@@ -59,7 +79,13 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 				r.ended[name] = p
 			}
 		}
-		r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in)
+		anchor.Targets = in.Targets
+		r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in, anchor)
+		if replaying {
+			c := checkLanding(st.Fault.Kind, orig, *anchor, divergence)
+			r.replayChecks = append(r.replayChecks, c)
+			r.events.add("note", "replay", joinTargets(in.Targets), c.Detail, c.Same)
+		}
 		return nil
 	case "heal":
 		if st.Heal == "all" {
@@ -315,6 +341,7 @@ func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 		}
 	}
 	hits := max(w.Hits, 1)
+	defer func() { r.lastFailpointHit = fmt.Sprintf("%s@%s×%d", name, node, hits) }()
 	return poll(ctx, func() (bool, string) {
 		n, err := r.env.FailpointHits(ctx, node, name)
 		if err != nil {
@@ -332,6 +359,16 @@ func excludeNote(n string) string {
 		return ""
 	}
 	return " other than " + n
+}
+
+// nextAnchor is the original's anchor of the next step, when replaying and
+// that step is a fault.
+func (r *run) nextAnchor() (audit.Anchor, bool) {
+	if r.opts.Anchors == nil || r.stepIndex >= len(r.sc.Steps) || r.sc.Steps[r.stepIndex].Kind() != "fault" {
+		return audit.Anchor{}, false
+	}
+	a, ok := r.opts.Anchors[r.stepIndex+1]
+	return a, ok
 }
 
 // masterProcesses are the masters' current processes, by node name.

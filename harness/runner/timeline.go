@@ -44,11 +44,11 @@ func (t *timeline) addRevisions(kind, name, target, detail string, revs []int64)
 
 // addFault records a fault that took effect, with what it wrote into etcd
 // and which snapshots it damaged.
-func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected) {
+func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected, anchor *audit.Anchor) {
 	t.add(kind, name, target, detail, true)
 	t.mu.Lock()
 	e := &t.events[len(t.events)-1]
-	e.Revisions, e.Corrupted, e.EtcdRevision = in.Revisions, in.Corrupted, in.AtRevision
+	e.Revisions, e.Corrupted, e.EtcdRevision, e.Anchor = in.Revisions, in.Corrupted, in.AtRevision, anchor
 	t.mu.Unlock()
 }
 
