@@ -260,7 +260,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	}
 	r.env = runtime.NewEnv(c, r.sc.Cluster.ClusterID, r.sc.Seed)
 	r.env.BeforeCompact = r.beforeCompact
-	r.events.add("note", "boot", "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
+	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obs sync.WaitGroup
 	obs.Add(2)
