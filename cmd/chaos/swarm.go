@@ -76,6 +76,8 @@ type batchOptions struct {
 	swarmSeed int64 // for the replay hint
 	// publicImages: the docker runtime runs etcd and toxiproxy from public images.
 	publicImages bool
+	// screenshot: each report.html is opened in Chromium and report.png written.
+	screenshot bool
 }
 
 // runBatch runs scenarios up to parallel at a time, prints one verdict per
@@ -109,7 +111,7 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages}
+			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages, Screenshot: o.screenshot}
 			if o.parallel == 1 {
 				opts.Progress = os.Stderr
 			}

@@ -40,6 +40,12 @@ type Options struct {
 	// PublicImages runs etcd and toxiproxy from their public images on the
 	// docker runtime (needs a registry) instead of locally built ones.
 	PublicImages bool
+	// Screenshot opens the rendered report.html in headless Chromium once
+	// every process of the run has stopped, and writes report.png into the
+	// bundle. A report with a console error, an empty timeline or an empty
+	// audit table fails the run (Outcome.Err says why; the bundle's audits
+	// keep their verdicts), as does a missing Chromium.
+	Screenshot bool
 }
 
 // Outcome is a finished run.
@@ -115,6 +121,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)
 
+	parent := ctx // the report check outlives the scenario's timeout
 	ctx, cancel := context.WithTimeout(ctx, sc.Timeout)
 	defer cancel()
 	group := proc.NewGroup()
@@ -135,11 +142,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err := r.writeBundle(meta); err != nil {
 		return nil, fmt.Errorf("write bundle %s: %w", dir, err)
 	}
-	out, err := Finish(dir, opts.Keep)
+	out, err := Finish(parent, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	out.Err, out.Duration, out.DockerRun = runErr, time.Since(start), r.dockerRun
+	out.Err, out.Duration, out.DockerRun = errors.Join(runErr, out.Err), time.Since(start), r.dockerRun
 	return out, nil
 }
 
@@ -175,9 +182,10 @@ func relLog(path, work string) string {
 	return path
 }
 
-// Finish audits a written bundle, renders it and compresses it; a passing
-// bundle's directory is removed unless keep.
-func Finish(dir string, keep bool) (*Outcome, error) {
+// Finish audits a written bundle, renders it (and with opts.Screenshot
+// opens the report in Chromium, see Options) and compresses it; a passing
+// bundle's directory is removed unless opts.Keep.
+func Finish(ctx context.Context, dir string, opts Options) (*Outcome, error) {
 	b, err := bundle.Open(dir)
 	if err != nil {
 		return nil, err
@@ -199,12 +207,17 @@ func Finish(dir string, keep bool) (*Outcome, error) {
 	if err := b.WriteReport(); err != nil {
 		return nil, err
 	}
+	var reportErr error
+	if opts.Screenshot {
+		reportErr = checkReport(ctx, dir)
+	}
 	archive, err := bundle.Compress(dir)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Scenario: b.Meta.Scenario, Seed: b.Meta.Seed, Tier: b.Meta.Tier, Dir: dir, Archive: archive, Pass: b.Pass(), Results: rs}
-	if out.Pass && !keep {
+	out := &Outcome{Scenario: b.Meta.Scenario, Seed: b.Meta.Seed, Tier: b.Meta.Tier, Dir: dir, Archive: archive,
+		Pass: b.Pass() && reportErr == nil, Results: rs, Err: reportErr}
+	if out.Pass && !opts.Keep {
 		os.RemoveAll(dir)
 		out.Dir = ""
 	}
