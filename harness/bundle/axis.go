@@ -22,29 +22,35 @@ func BootAt(events []audit.Event) (int64, bool) {
 }
 
 // axis is the time span the report's pictures share, in nanoseconds since
-// the run's start. It starts at the cluster's boot: before it the harness
-// only builds binaries and starts processes, nothing any lane draws, and a
-// run-start origin left the first half of a smoke run's picture blank.
+// the run's start. It covers what the run recorded, from the cluster's boot
+// to the last event, step, client op or retention sample: before the boot
+// the harness builds binaries and starts processes, after the last record
+// it reads etcd and the store and stops every process, and no lane draws
+// either (together a third to a half of a smoke run's duration).
 type axis struct {
 	from, to int64
 }
 
 // axis spans from the boot note (the run's start when the cluster never
-// booted) to the last thing the run recorded.
+// booted) to the last thing the run recorded (the run's end when it
+// recorded nothing after the boot).
 func (b *Bundle) axis() axis {
 	from, _ := BootAt(b.Input.Events)
-	to := b.Meta.DurationMS * 1e6
+	var to int64
 	for _, e := range b.Input.Events {
 		to = max(to, e.At)
 	}
 	for _, st := range b.Meta.Steps {
 		to = max(to, st.EndNS)
 	}
+	for _, op := range b.Input.Ops {
+		to = max(to, op.Complete)
+	}
 	for _, s := range b.Input.Retention {
 		to = max(to, s.At)
 	}
 	if to <= from {
-		to = from + 1
+		to = max(b.Meta.DurationMS*1e6, from+1)
 	}
 	return axis{from: from, to: to}
 }

@@ -37,6 +37,7 @@ var (
 // harness builds binaries and starts processes before it, which no lane
 // draws): the axis's origin is the boot note's time, the first tick at the
 // left edge is the boot's second, and the retention series line up with it.
+// It ends with the last thing recorded, not with the teardown after it.
 func TestTimelineStartsAtTheBoot(t *testing.T) {
 	run := bundletest.Small()
 	html := report(t, run)
@@ -45,12 +46,13 @@ func TestTimelineStartsAtTheBoot(t *testing.T) {
 	boot, ok := bundle.BootAt(run.Events)
 	require.True(t, ok)
 	require.Equal(t, strconv.FormatInt(boot, 10), m[1], "the axis starts at the boot note")
-	require.Equal(t, strconv.FormatInt(run.Meta.DurationMS*1e6, 10), m[2], "and ends with the run")
+	require.Equal(t, strconv.FormatInt(int64(bundletest.Collect), 10), m[2], "and ends with the last event, not the teardown")
+	require.Greater(t, run.Meta.DurationMS*1e6, int64(bundletest.Collect))
 
 	ticks := tick.FindAllStringSubmatch(html, -1)
 	require.NotEmpty(t, ticks)
 	require.Equal(t, []string{"150.0", "12"}, ticks[0][1:], "the first tick is the boot's second, at the left edge")
-	require.Equal(t, "24", ticks[len(ticks)-1][2], "the last is the run's end")
+	require.Equal(t, "23", ticks[len(ticks)-1][2], "the last is the last event's second")
 	require.Contains(t, html, "from boot at 12.0s")
 
 	r := retention.FindAllStringSubmatch(html, -1)
@@ -74,6 +76,17 @@ func TestTimelineWithoutABootStartsAtTheRunsStart(t *testing.T) {
 	ticks := tick.FindAllStringSubmatch(html, -1)
 	require.Equal(t, []string{"150.0", "0"}, ticks[0][1:])
 	require.NotContains(t, html, "from boot at")
+}
+
+// A run that recorded nothing after its boot still gets an axis: to the
+// run's end.
+func TestTimelineOfARunThatRecordedNothingAfterItsBoot(t *testing.T) {
+	run := bundletest.Small()
+	run.Events, run.Meta.Steps, run.Ops, run.Retention = run.Events[:1], nil, nil, nil
+	m := originAttr.FindStringSubmatch(report(t, run))
+	require.NotNil(t, m)
+	require.Equal(t, strconv.FormatInt(int64(bundletest.Boot), 10), m[1])
+	require.Equal(t, strconv.FormatInt(run.Meta.DurationMS*1e6, 10), m[2])
 }
 
 // The report names the timeline, what it draws and the audit table's rows

@@ -1,6 +1,6 @@
 // Package bundletest writes small hand-made bundles for the tests of the
-// code that reads and renders them: a run of 24 seconds whose cluster is
-// healthy at 12 s, with steps, a fault and its heal, role changes, snapshot
+// code that reads and renders them: a run of 26 seconds whose cluster is
+// healthy at 12 s and whose evidence is collected at 23.5 s, with steps, a fault and its heal, role changes, snapshot
 // publications, client ops, retention samples and audit verdicts, laid out
 // on disk as the runner lays out a real bundle, so bundle.Open reads it.
 package bundletest
@@ -17,8 +17,13 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 )
 
-// Boot is when the fixture's cluster is healthy: its "boot" note.
-const Boot = 12 * time.Second
+// Boot is when the fixture's cluster is healthy (its "boot" note), and
+// Collect when the harness starts reading the evidence (its last event;
+// the run then takes until 26 s to read etcd and stop its processes).
+const (
+	Boot    = 12 * time.Second
+	Collect = 23500 * time.Millisecond
+)
 
 // Run is what a fixture bundle records. Small gives a complete one; a test
 // blanks or changes parts of it to make a broken one.
@@ -61,7 +66,7 @@ func Small() Run {
 	s := time.Second
 	r := Run{
 		Meta: bundle.Meta{Scenario: "fixture", Tier: "harness-test", Seed: 7, Runtime: "process", ClusterID: "fixture",
-			Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), DurationMS: (24 * s).Milliseconds(), BootMS: 2100, Pass: true,
+			Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), DurationMS: (26 * s).Milliseconds(), BootMS: 2100, Pass: true,
 			Binaries: []bundle.Binary{{Name: "etcd", Version: "v3.7.3", SHA256: "00ff"}},
 			Steps: []bundle.StepTiming{
 				{Index: 1, Label: "wait ops 50", Line: 13, StartNS: at(12500 * time.Millisecond), EndNS: at(14 * s), OK: true},
@@ -81,6 +86,7 @@ func Small() Run {
 			{At: at(19 * s), Kind: "heal", Name: "kill", Target: "master-0", Detail: "victim", OK: true},
 			{At: at(20 * s), Kind: "role", Target: "master-0", Detail: "down → standby", OK: true},
 			{At: at(21 * s), Kind: "snapshot", Detail: "snapshot 2 by master-0", OK: true},
+			{At: at(Collect), Kind: "note", Name: "collect", Detail: "masters frozen while etcd and the object store are read", OK: true},
 		},
 		Nodes: []audit.Node{{Name: "master-0", Running: true}, {Name: "master-1", Running: true}},
 		Results: []audit.Result{
