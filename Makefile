@@ -16,7 +16,8 @@ $(CHAOS):
 	@mkdir -p .cache
 	@$(GO) build -o $(CHAOS) ./cmd/chaos
 
-## tools: build etcd, toxiproxy, versitygw and gotestsum into the cache (once per version)
+## tools: build etcd, toxiproxy, versitygw and gotestsum into the cache (once per
+## version); find Chromium (Debian's chromium package), or say how to install it
 tools: $(CHAOS)
 	@$(CHAOS) tools
 
@@ -24,9 +25,10 @@ tools: $(CHAOS)
 images: $(CHAOS)
 	@$(CHAOS) tools --images
 
-## demo: run the smoke scenario on the process runtime and keep its bundle
+## demo: run the smoke scenario on the process runtime and keep its bundle,
+## with report.png: the report as headless Chromium shows it (needs chromium)
 demo: $(CHAOS)
-	@$(CHAOS) run scenarios/pr/smoke.yaml --keep
+	@$(CHAOS) run scenarios/pr/smoke.yaml --keep --screenshot
 
 ## test: unit and integration tests through gotestsum; JUnit in artifacts/junit.xml
 test: $(CHAOS)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/browser"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/docker"
 	"github.com/oplogha/oplogha/harness/plan"
@@ -46,9 +47,16 @@ func cmdRun(ctx context.Context, args []string) error {
 	rt := fs.String("runtime", "", "process or docker: where every scenario's cluster runs (default: each scenario's own, else process)")
 	public := fs.Bool("public-images", false, "docker runtime: run etcd and toxiproxy from their public images (needs a registry) instead of local builds")
 	shardSpec := fs.String("shard", "", "run only shard K/N of the plan (see chaos plan): every shard computes the same plan and keeps its own slice")
+	screenshot := fs.Bool("screenshot", false, "open each report.html in headless Chromium and write report.png into the bundle; a broken page fails the run")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *screenshot {
+		// One clear line before anything runs, not one failed run each.
+		if _, err := browser.Find(); err != nil {
+			return fmt.Errorf("--screenshot: %w", err)
+		}
 	}
 	shard, err := plan.ParseShard(*shardSpec)
 	if err != nil {
@@ -75,7 +83,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			break
 		}
 	}
-	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public})
+	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public, screenshot: *screenshot})
 	return err
 }
 
@@ -213,6 +221,9 @@ func printOutcome(o *runner.Outcome) {
 	}
 	if o.Dir != "" {
 		fmt.Printf("  report: %s\n", filepath.Join(o.Dir, bundle.ReportFile))
+		if _, err := os.Stat(filepath.Join(o.Dir, bundle.ScreenshotFile)); err == nil {
+			fmt.Printf("  picture: %s\n", filepath.Join(o.Dir, bundle.ScreenshotFile))
+		}
 	}
 }
 

@@ -81,6 +81,8 @@ type batchOptions struct {
 	anchors      map[int]audit.Anchor
 	strict       bool
 	firstPrimary string
+	// screenshot: each report.html is opened in Chromium and report.png written.
+	screenshot bool
 }
 
 // runBatch runs scenarios up to parallel at a time, prints one verdict per
@@ -114,7 +116,7 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages, Anchors: o.anchors, Strict: o.strict, FirstPrimary: o.firstPrimary}
+			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages, Anchors: o.anchors, Strict: o.strict, FirstPrimary: o.firstPrimary, Screenshot: o.screenshot}
 			if o.parallel == 1 {
 				opts.Progress = os.Stderr
 			}

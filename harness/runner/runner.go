@@ -49,6 +49,12 @@ type Options struct {
 	// PublicImages runs etcd and toxiproxy from their public images on the
 	// docker runtime (needs a registry) instead of locally built ones.
 	PublicImages bool
+	// Screenshot opens the rendered report.html in headless Chromium once
+	// every process of the run has stopped, and writes report.png into the
+	// bundle. A report with a console error, an empty timeline or an empty
+	// audit table fails the run (Outcome.Err says why; the bundle's audits
+	// keep their verdicts), as does a missing Chromium.
+	Screenshot bool
 }
 
 // Outcome is a finished run.
@@ -132,6 +138,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)
 
+	parent := ctx // the report check outlives the scenario's timeout
 	ctx, cancel := context.WithTimeout(ctx, sc.Timeout)
 	defer cancel()
 	group := proc.NewGroup()
@@ -152,11 +159,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err := r.writeBundle(meta); err != nil {
 		return nil, fmt.Errorf("write bundle %s: %w", dir, err)
 	}
-	out, err := Finish(dir, opts.Keep)
+	out, err := Finish(parent, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	out.Err, out.Duration, out.DockerRun, out.Replay = runErr, time.Since(start), r.dockerRun, r.replayChecks
+	out.Err, out.Duration, out.DockerRun, out.Replay = errors.Join(runErr, out.Err), time.Since(start), r.dockerRun, r.replayChecks
 	return out, nil
 }
 
@@ -192,9 +199,10 @@ func relLog(path, work string) string {
 	return path
 }
 
-// Finish audits a written bundle, renders it and compresses it; a passing
-// bundle's directory is removed unless keep.
-func Finish(dir string, keep bool) (*Outcome, error) {
+// Finish audits a written bundle, renders it (and with opts.Screenshot
+// opens the report in Chromium, see Options) and compresses it; a passing
+// bundle's directory is removed unless opts.Keep.
+func Finish(ctx context.Context, dir string, opts Options) (*Outcome, error) {
 	b, err := bundle.Open(dir)
 	if err != nil {
 		return nil, err
@@ -216,12 +224,17 @@ func Finish(dir string, keep bool) (*Outcome, error) {
 	if err := b.WriteReport(); err != nil {
 		return nil, err
 	}
+	var reportErr error
+	if opts.Screenshot {
+		reportErr = checkReport(ctx, dir)
+	}
 	archive, err := bundle.Compress(dir)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Scenario: b.Meta.Scenario, Seed: b.Meta.Seed, Tier: b.Meta.Tier, Dir: dir, Archive: archive, Pass: b.Pass(), Results: rs}
-	if out.Pass && !keep {
+	out := &Outcome{Scenario: b.Meta.Scenario, Seed: b.Meta.Seed, Tier: b.Meta.Tier, Dir: dir, Archive: archive,
+		Pass: b.Pass() && reportErr == nil, Results: rs, Err: reportErr}
+	if out.Pass && !opts.Keep {
 		os.RemoveAll(dir)
 		out.Dir = ""
 	}
@@ -278,7 +291,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	}
 	r.env = runtime.NewEnv(c, r.sc.Cluster.ClusterID, r.sc.Seed)
 	r.env.BeforeCompact = r.beforeCompact
-	r.events.add("note", "boot", "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
+	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obs sync.WaitGroup
 	obs.Add(2)
