@@ -12,7 +12,9 @@
 //	chaos up               start a dev cluster and keep it until Ctrl-C
 //	chaos tools            build (or find) the pinned tool binaries
 //	chaos mutants          run the mutant corpus (tests/mutants) against the scenarios each names
-//	chaos reset            destructive reset of a cluster namespace (check, delete, new-namespace): operator only
+//
+// The operator's commands (reset of a namespace, legacy snapshot
+// inspection) are oplogctl's (cmd/oplogctl).
 package main
 
 import (
@@ -43,7 +45,6 @@ func commands() []command {
 		{"bench-report", "bench-report [--in FILE] [--out DIR] [--elapsed D]       results.md and results.json from make bench's figures", cmdBenchReport},
 		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree and run what it names; fail unless a scenario kills every one", cmdMutants},
 		{"tools", "tools [--path NAME]                                      build the pinned tool binaries", cmdTools},
-		{"reset", "reset check|delete|new-namespace --cluster-id C          destructive reset, operator only: emptiness check, delete (--confirm C), new-namespace procedure", cmdReset},
 	}
 }
 
@@ -77,6 +78,10 @@ func main() {
 			}
 			return
 		}
+	}
+	if os.Args[1] == "reset" {
+		fmt.Fprintln(os.Stderr, "chaos: reset moved to the operator's CLI: oplogctl reset (go build ./cmd/oplogctl)")
+		os.Exit(2)
 	}
 	fmt.Fprintf(os.Stderr, "chaos: unknown command %q\n", os.Args[1])
 	usage()

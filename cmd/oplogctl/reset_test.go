@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -33,6 +34,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/reset"
 )
 
 // resetEnv is a real etcd (embedded, in process) and a real S3 server
@@ -90,8 +92,8 @@ func newResetEnv(t *testing.T) *resetEnv {
 	srv := httptest.NewServer(gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
 	t.Cleanup(srv.Close)
 	env.s3 = srv.URL
-	t.Setenv(envS3AccessKey, "reset-test-access")
-	t.Setenv(envS3SecretKey, "reset-test-secret")
+	t.Setenv(reset.EnvS3AccessKey, "reset-test-access")
+	t.Setenv(reset.EnvS3SecretKey, "reset-test-secret")
 	u, _ := url.Parse(srv.URL)
 	env.core, err = minio.NewCore(u.Host, &minio.Options{Creds: credentials.NewStaticV4("reset-test-access", "reset-test-secret", ""),
 		Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
@@ -99,7 +101,7 @@ func newResetEnv(t *testing.T) *resetEnv {
 	return env
 }
 
-// run runs chaos reset with the environment's etcd and S3 flags (prefix "p").
+// run runs oplogctl reset with the environment's etcd and S3 flags (prefix "p").
 func (env *resetEnv) run(t *testing.T, sub, cluster string, extra ...string) (string, string, error) {
 	t.Helper()
 	args := append([]string{sub, "--etcd", env.etcd, "--cluster-id", cluster,
@@ -240,7 +242,7 @@ func TestResetCheckResidue(t *testing.T) {
 			ks := keyspace.Must(cluster)
 			c.seed(t, ks)
 			out, errOut, err := env.run(t, "check", cluster)
-			require.ErrorIs(t, err, errFailed, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			require.ErrorIs(t, err, errVerdict, "stdout:\n%s\nstderr:\n%s", out, errOut)
 			require.Contains(t, out, "namespace /oplog/"+cluster+" is NOT empty at revision ")
 			for _, want := range c.expect {
 				require.Contains(t, out, want)
@@ -301,7 +303,7 @@ func TestResetDeleteRefusedWithoutConfirm(t *testing.T) {
 	require.Equal(t, keysBefore, env.etcdKeys(t, "/oplog/"), "a refused delete deleted keys")
 	require.Equal(t, objsBefore, env.objects(t, "p/"), "a refused delete deleted objects")
 	_, _, err := env.run(t, "check", "c1")
-	require.ErrorIs(t, err, errFailed)
+	require.ErrorIs(t, err, errVerdict)
 }
 
 func TestResetDeleteEmptiesNamespaceOnly(t *testing.T) {
@@ -365,7 +367,7 @@ func TestResetLocalStore(t *testing.T) {
 	}
 	args := []string{"--etcd", env.etcd, "--cluster-id", "c1", "--local-store-dir", dir, "--s3-prefix", "p"}
 	out, _, err := runResetArgs(t, append([]string{"check"}, args...)...)
-	require.ErrorIs(t, err, errFailed)
+	require.ErrorIs(t, err, errVerdict)
 	require.Contains(t, out, "object p/c1/00000000000000000002-ab-cd/descriptor.json  1 bytes")
 	out, _, err = runResetArgs(t, append([]string{"delete", "--confirm", "c1"}, args...)...)
 	require.NoError(t, err, out)
@@ -384,9 +386,9 @@ func TestResetNewNamespace(t *testing.T) {
 		"--s3-endpoint", "https://s3.example", "--s3-bucket", "snaps", "--s3-prefix", "mc")
 	require.NoError(t, err)
 	require.Contains(t, out, "cluster_id: prod-2")
-	require.Contains(t, out, "chaos reset check --etcd https://e1:2379 --cluster-id prod-2 --etcd-user ops --etcd-password-file /run/secrets/pw --s3-endpoint https://s3.example --s3-bucket snaps --s3-prefix mc")
+	require.Contains(t, out, "oplogctl reset check --etcd https://e1:2379 --cluster-id prod-2 --etcd-user ops --etcd-password-file /run/secrets/pw --s3-endpoint https://s3.example --s3-bucket snaps --s3-prefix mc")
 	require.Contains(t, out, `"namespace /oplog/prod-2 is empty at revision R"`)
-	require.Contains(t, out, "chaos reset delete --etcd https://e1:2379 --cluster-id prod")
+	require.Contains(t, out, "oplogctl reset delete --etcd https://e1:2379 --cluster-id prod")
 	require.Contains(t, out, "--confirm prod")
 	require.Contains(t, out, "mc/prod-2/")
 
@@ -468,10 +470,16 @@ func TestResetTLSAndAuth(t *testing.T) {
 	pwFile := filepath.Join(dir, "password")
 	require.NoError(t, os.WriteFile(pwFile, []byte(password+"\n"), 0o600))
 
-	o := resetOpts{etcd: ep, clusterID: "c1", cacert: ca, cert: cc, key: ck}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	admin, err := o.etcdClient(ctx)
+	caPEM, err := os.ReadFile(ca)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(caPEM))
+	cert, err := tls.LoadX509KeyPair(cc, ck)
+	require.NoError(t, err)
+	admin, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		TLS: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, Certificates: []tls.Certificate{cert}}})
 	require.NoError(t, err)
 	_, err = admin.Put(ctx, keyspace.Must("c1").SnapshotLatest(), "{}")
 	require.NoError(t, err)
@@ -488,7 +496,7 @@ func TestResetTLSAndAuth(t *testing.T) {
 	base := []string{"--etcd", ep, "--cluster-id", "c1", "--etcd-cacert", ca, "--etcd-cert", cc, "--etcd-key", ck,
 		"--etcd-user", "root", "--etcd-password-file", pwFile}
 	out, errOut, err := runResetArgs(t, append([]string{"check"}, base...)...)
-	require.ErrorIs(t, err, errFailed, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.ErrorIs(t, err, errVerdict, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Contains(t, out, "key /oplog/c1/snapshot/latest  [snapshot/latest]")
 	out2, errOut2, err := runResetArgs(t, append([]string{"delete", "--confirm", "c1"}, base...)...)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out2, errOut2)
@@ -505,7 +513,7 @@ func TestResetTLSAndAuth(t *testing.T) {
 	badArgs[len(badArgs)-1] = bad
 	out, errOut, err = runResetArgs(t, badArgs...)
 	require.Error(t, err)
-	require.False(t, errors.Is(err, errFailed))
+	require.False(t, errors.Is(err, errVerdict))
 	require.NotContains(t, out+errOut+err.Error(), "wrong-password-xyz")
 	_, _, err = runResetArgs(t, "check", "--etcd", ep, "--cluster-id", "c1", "--etcd-cacert", ca,
 		"--etcd-user", "root", "--etcd-password-file", pwFile, "--timeout", "5s")
