@@ -8,13 +8,18 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test nightly nightly-shard nightly-gate stress gremlins swarm mutants tools images fuzz bench vet clean $(CHAOS)
+.PHONY: all demo test nightly nightly-shard nightly-gate stress gremlins swarm mutants tools images fuzz bench vet clean oplogctl $(CHAOS)
 
 all: vet test
 
 $(CHAOS):
 	@mkdir -p .cache
 	@$(GO) build -o $(CHAOS) ./cmd/chaos
+
+## oplogctl: the operator's CLI (legacy inspect, reset) into .cache/oplogctl
+oplogctl:
+	@mkdir -p .cache
+	@$(GO) build -o .cache/oplogctl ./cmd/oplogctl
 
 ## tools: build etcd, toxiproxy, versitygw and gotestsum into the cache (once per
 ## version); find Chromium (Debian's chromium package), or say how to install it

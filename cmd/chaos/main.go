@@ -14,7 +14,9 @@
 //	chaos up               start a dev cluster and keep it until Ctrl-C
 //	chaos tools            build (or find) the pinned tool binaries; say whether Chromium is there
 //	chaos mutants          run the mutant corpus (tests/mutants) against the scenarios each names
-//	chaos reset            destructive reset of a cluster namespace (check, delete, new-namespace): operator only
+//
+// The operator's commands (reset of a namespace, legacy snapshot
+// inspection) are oplogctl's (cmd/oplogctl).
 package main
 
 import (
@@ -48,7 +50,6 @@ func commands() []command {
 		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree and run what it names; fail unless a scenario kills every one", cmdMutants},
 		{"gremlins-report", "gremlins-report [--in DIR] [--min-efficacy P]               one table from make gremlins' per-package results", cmdGremlinsReport},
 		{"tools", "tools [--path NAME]                                      build the pinned tool binaries; find Chromium", cmdTools},
-		{"reset", "reset check|delete|new-namespace --cluster-id C          destructive reset, operator only: emptiness check, delete (--confirm C), new-namespace procedure", cmdReset},
 	}
 }
 
@@ -82,6 +83,10 @@ func main() {
 			}
 			return
 		}
+	}
+	if os.Args[1] == "reset" {
+		fmt.Fprintln(os.Stderr, "chaos: reset moved to the operator's CLI: oplogctl reset (go build ./cmd/oplogctl)")
+		os.Exit(2)
 	}
 	fmt.Fprintf(os.Stderr, "chaos: unknown command %q\n", os.Args[1])
 	usage()

@@ -184,6 +184,7 @@ func TestLegacyImportRefusals(t *testing.T) {
 	}{
 		{"truncated", "legacy_truncated", "legacy snapshot truncated"},
 		{"manifest-mismatch", "legacy_manifest_mismatch", "legacy manifest mismatch"},
+		{"draining", "legacy_not_importable", "legacy snapshot not importable"},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			root, _ := fixtureRoot(t, tc.fixture)

@@ -57,7 +57,7 @@ type Config struct {
 	EnableSnapshotGC          bool    `yaml:"enable_snapshot_gc" help:"delete old and orphan snapshot objects"`
 	EnableOplogPruning        bool    `yaml:"enable_oplog_pruning" help:"advance the compaction floor and delete covered batches"`
 	SnapshotBootstrapMode     string  `yaml:"snapshot_bootstrap_mode" help:"pointer | legacy-import (import one old primary snapshot into a fresh namespace, then pointer mode)"`
-	LegacyImportRoot          string  `yaml:"legacy_import_root" help:"legacy-import: where the old snapshots are: a directory, or s3://BUCKET/PREFIX on s3_endpoint"`
+	LegacyImportRoot          string  `yaml:"legacy_import_root" help:"legacy-import: the old master's object store root, holding mooncake_master_snapshot/{cluster_id}/: a directory, or s3://BUCKET/PREFIX on s3_endpoint"`
 	LegacyImportClusterID     string  `yaml:"legacy_import_cluster_id" help:"legacy-import: the old cluster namespace under the root (default: cluster_id)"`
 	LegacyImportSnapshotID    string  `yaml:"legacy_import_snapshot_id" help:"legacy-import: the snapshot to import, YYYYMMDD_HHMMSS_mmm (default: the one latest.txt names)"`
 	EnableSnapshot            bool    `yaml:"enable_snapshot" help:"the removed legacy primary snapshot writer: only false is accepted (standbys publish snapshots: enable_standby_snapshot)"`
@@ -330,7 +330,7 @@ func (c Config) validateLegacyImport() []error {
 		return errs
 	}
 	if c.LegacyImportRoot == "" {
-		bad("snapshot_bootstrap_mode: legacy-import requires legacy_import_root (the directory or s3://BUCKET/PREFIX holding {cluster_id}/latest.txt)")
+		bad("snapshot_bootstrap_mode: legacy-import requires legacy_import_root (the old master's object store root: the directory or s3://BUCKET/PREFIX holding mooncake_master_snapshot/{cluster_id}/latest.txt)")
 	}
 	if c.ObjectStore == "" {
 		bad("snapshot_bootstrap_mode: legacy-import requires a shared object store (object_store): the import becomes a schema-v1 snapshot there")

@@ -40,7 +40,7 @@ func TestValidConfigsPass(t *testing.T) {
 	shared.LocalStoreDir, shared.AllowLocalStoreInProduction = "/mnt/shared", true
 	require.Empty(t, shared.Validate(), "an explicitly shared filesystem in production")
 	imp := withSnapshots(validConfig())
-	imp.SnapshotBootstrapMode, imp.LegacyImportRoot = "legacy-import", "s3://old-snapshots/mooncake_master_snapshot"
+	imp.SnapshotBootstrapMode, imp.LegacyImportRoot = "legacy-import", "s3://old-snapshots/store-root"
 	imp.LegacyImportSnapshotID, imp.LegacyImportClusterID = "20260620_143012_007", "mooncake_cluster"
 	require.Empty(t, imp.Validate(), "an explicit legacy import from S3")
 	require.Equal(t, "mooncake_cluster", imp.legacyClusterID())

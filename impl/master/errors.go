@@ -61,6 +61,7 @@ var codeRules = []codeRule{
 	{legacy.ErrTruncated, "legacy_truncated", http.StatusInternalServerError, OutcomeUnknown},
 	{legacy.ErrMalformed, "legacy_malformed", http.StatusInternalServerError, OutcomeUnknown},
 	{legacy.ErrContent, "legacy_content_invalid", http.StatusInternalServerError, OutcomeUnknown},
+	{legacy.ErrNotImportable, "legacy_not_importable", http.StatusInternalServerError, OutcomeUnknown},
 	{legacy.ErrNamespaceNotEmpty, "legacy_namespace_not_empty", http.StatusInternalServerError, OutcomeUnknown},
 	{legacy.ErrOtherImport, "legacy_other_import", http.StatusInternalServerError, OutcomeUnknown},
 	{legacy.ErrImportRace, "legacy_import_race", http.StatusInternalServerError, OutcomeUnknown},
