@@ -268,14 +268,14 @@ type keyClass struct {
 }
 
 // managedKeys lists every key and prefix a master writes (impl/keyspace).
-// The election keys live under leader + "/" (concurrency.NewElection adds
-// the slash).
+// The election keys live under LeaderCandidates (concurrency.NewElection
+// adds the slash to the election prefix).
 func managedKeys(ks keyspace.Keyspace) []keyClass {
 	return []keyClass{
 		{"batches", ks.BatchPrefix(), true},
 		{"durable_prefix", ks.DurablePrefix(), false},
 		{"producer_view", ks.ProducerView(), false},
-		{"leader", ks.Leader() + "/", true},
+		{"leader", ks.LeaderCandidates(), true},
 		{"snapshot/writer", ks.SnapshotWriter(), false},
 		{"snapshot/latest", ks.SnapshotLatest(), false},
 		{"snapshot/fallback", ks.SnapshotFallback(), false},
