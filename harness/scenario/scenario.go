@@ -18,6 +18,7 @@ import (
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/traffic"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Scenario is one scenario file.
@@ -379,6 +380,9 @@ func (sc *Scenario) validate() []string {
 		if sc.Tier != "harness-test" {
 			bad(0, "cluster.build_tags: only a harness-test scenario builds a sabotaged master")
 		}
+	}
+	if _, err := contract.NewKeyspace(sc.Cluster.ClusterID); err != nil {
+		bad(0, "cluster.cluster_id: %v", err)
 	}
 	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {
 		bad(0, "cluster.etcd: %d members: want 1..7", sc.Cluster.Etcd)
