@@ -12,7 +12,7 @@ import (
 // corruptSnapshot flips one byte in the middle of the first payload object
 // of the snapshot the slot's pointer names, in the file behind the server.
 func corruptSnapshot(ctx context.Context, env Env, slot string) (desc, id string, err error) {
-	raw, err := env.EtcdGet(ctx, "/snapshot/"+slot)
+	raw, err := env.EtcdGet(ctx, pointerKey(env.Keyspace(), slot))
 	if err != nil {
 		return "", "", err
 	}
@@ -57,21 +57,14 @@ func corruptBatch(ctx context.Context, env Env, target string) (uint64, int64, e
 	case "first":
 		id = 1
 	case "last":
-		raw, err := env.EtcdGet(ctx, "/durable_prefix")
-		if err != nil {
-			return 0, 0, err
+		var err error
+		if id, err = durableBatch(ctx, env); err != nil {
+			return 0, 0, fmt.Errorf("no durable batch to corrupt: %w", err)
 		}
-		var p struct {
-			BatchID uint64 `json:"batch_id"`
-		}
-		if err := json.Unmarshal(raw, &p); err != nil || p.BatchID == 0 {
-			return 0, 0, fmt.Errorf("%w: no durable batch to corrupt", ErrUnavailable)
-		}
-		id = p.BatchID
 	default:
 		id, _ = strconv.ParseUint(target, 10, 64)
 	}
-	key := fmt.Sprintf("/batches/%020d", id)
+	key := env.Keyspace().Batch(id)
 	if raw, err := env.EtcdGet(ctx, key); err != nil {
 		return 0, 0, err
 	} else if raw == nil {

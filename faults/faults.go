@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Env is what faults act on.
@@ -44,10 +46,13 @@ type Env interface {
 	Failpoint(ctx context.Context, master, name, term string) error
 	// Rand is the run's seeded source for choices the scenario leaves open.
 	Rand() *rand.Rand
+	// Keyspace names the cluster's etcd keys (impl/contract): the keys
+	// EtcdGet and EtcdPut take.
+	Keyspace() contract.Keyspace
 	// EtcdGet and EtcdPut read and write a key of the cluster's namespace
 	// directly (not through any link): corruption behind the masters' back.
-	EtcdGet(ctx context.Context, suffix string) ([]byte, error)
-	EtcdPut(ctx context.Context, suffix string, value []byte) (revision int64, err error)
+	EtcdGet(ctx context.Context, key string) ([]byte, error)
+	EtcdPut(ctx context.Context, key string, value []byte) (revision int64, err error)
 	// EtcdRevision is etcd's current revision, read linearizably.
 	EtcdRevision(ctx context.Context) (int64, error)
 	// StoreFile is the file behind a stored object, for corruption behind
@@ -316,7 +321,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			slots = []string{"latest", "fallback"}
 		}
 		for _, slot := range slots {
-			rev, err := env.EtcdPut(ctx, "/snapshot/"+slot, []byte(`{"pointer_schema_version":1,"snapshot_id":"corrupted-by-the-harness"`))
+			rev, err := env.EtcdPut(ctx, pointerKey(env.Keyspace(), slot), []byte(`{"pointer_schema_version":1,"snapshot_id":"corrupted-by-the-harness"`))
 			if err != nil {
 				return nil, err
 			}

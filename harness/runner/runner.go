@@ -26,6 +26,7 @@ import (
 	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/traffic"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Options control one run.
@@ -289,7 +290,11 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
-	r.env = runtime.NewEnv(c, r.sc.Cluster.ClusterID, r.sc.Seed)
+	ks, err := contract.NewKeyspace(r.sc.Cluster.ClusterID)
+	if err != nil {
+		return err
+	}
+	r.env = runtime.NewEnv(c, ks, r.sc.Seed)
 	r.env.BeforeCompact = r.beforeCompact
 	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)

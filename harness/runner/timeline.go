@@ -75,7 +75,8 @@ func (r *run) observe(ctx context.Context) {
 	if err == nil {
 		defer cli.Close()
 	}
-	latestKey := "/oplog/" + r.sc.Cluster.ClusterID + "/snapshot/latest"
+	ks, _ := r.keyspace() // validated with the scenario
+	latestKey := ks.SnapshotLatest()
 	var latest string
 	for {
 		if cli != nil {

@@ -207,8 +207,10 @@ func (c Config) Validate() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	if _, err := keyspace.New(c.ClusterID); err != nil {
+	if ks, err := keyspace.New(c.ClusterID); err != nil {
 		bad("cluster_id: %v", err)
+	} else if pathDots(ks.ClusterID()) {
+		bad("cluster_id: %q is a valid key component but names no directory under s3_prefix (the cluster's snapshot objects live in {s3_prefix}/{cluster_id})", c.ClusterID)
 	}
 	if c.Listen == "" {
 		bad("listen: required (host:port of the client API)")
@@ -346,8 +348,10 @@ func (c Config) validateLegacyImport() []error {
 		bad("legacy_import_root: %q: want a directory or s3://BUCKET/PREFIX", c.LegacyImportRoot)
 	}
 	if c.LegacyImportClusterID != "" {
-		if _, err := keyspace.New(c.LegacyImportClusterID); err != nil {
+		if ks, err := keyspace.New(c.LegacyImportClusterID); err != nil {
 			bad("legacy_import_cluster_id: %v", err)
+		} else if pathDots(ks.ClusterID()) {
+			bad("legacy_import_cluster_id: %q names no directory under legacy_import_root", c.LegacyImportClusterID)
 		}
 	}
 	if c.LegacyImportSnapshotID != "" {
@@ -357,6 +361,11 @@ func (c Config) validateLegacyImport() []error {
 	}
 	return errs
 }
+
+// pathDots reports whether a cluster id, valid as a key component, is "."
+// or "..": as a path element it names the directory it should be in, or the
+// one above, so it cannot name a cluster's objects.
+func pathDots(id string) bool { return id == "." || id == ".." }
 
 // legacyClusterID is the old namespace an import reads.
 func (c Config) legacyClusterID() string {

@@ -50,7 +50,6 @@ var codeRules = []codeRule{
 	{oplog.ErrResidue, "residue_without_history", http.StatusInternalServerError, OutcomeUnknown},
 	{errBelowFloor, "below_floor", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrChecksum, "bad_checksum", http.StatusInternalServerError, OutcomeUnknown},
-	{oplog.ErrNonCanonical, "non_canonical", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrVersion, "bad_version", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrKeyMismatch, "key_mismatch", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrMalformed, "malformed_record", http.StatusInternalServerError, OutcomeUnknown},

@@ -28,7 +28,7 @@ func managedKeys(ks keyspace.Keyspace) []keyClass {
 		{"batches", ks.BatchPrefix(), true},
 		{"durable_prefix", ks.DurablePrefix(), false},
 		{"producer_view", ks.ProducerView(), false},
-		{"leader", ks.Leader() + "/", true},
+		{"leader", ks.LeaderCandidates(), true},
 		{"snapshot/writer", ks.SnapshotWriter(), false},
 		{"snapshot/latest", ks.SnapshotLatest(), false},
 		{"snapshot/fallback", ks.SnapshotFallback(), false},
