@@ -108,7 +108,7 @@ var Kinds = map[string]string{
 	"disconnect":       "docker runtime: cut a node's container off the run's network (a real partition: its own address unreachable from every node and the harness); heal reconnects it at the same address",
 	"corrupt-pointer":  "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
 	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
-	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
+	"corrupt-batch":    "overwrite a batch record (target first|last, or a batch id): with garbage, or with attrs.form checksum a record that parses but has one entry's key changed under its old checksum (only the checksum tells); no heal",
 	"garbage":          "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, snapshot/writer|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes a stray writer or leader key; pointers and objects have no heal (a publication repairs)",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder; with a target, for that master to hold it): the holder's next pointer CAS must fail; no heal",
@@ -210,6 +210,9 @@ func (s Spec) Validate() error {
 			if _, err := strconv.ParseUint(s.Target, 10, 64); err != nil {
 				return fmt.Errorf("corrupt-batch: target %q: want first, last or a batch id", s.Target)
 			}
+		}
+		if f, ok := s.Attrs["form"]; ok && f != "garbage" && f != "checksum" {
+			return fmt.Errorf("corrupt-batch: attrs.form %v: want garbage or checksum", f)
 		}
 	}
 	if s.Stream != "" && s.Stream != "upstream" && s.Stream != "downstream" {
@@ -380,7 +383,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		in.Targets = []string{node + " " + dir}
 		in.heal = func(context.Context) error { return unmount(dir) }
 	case "corrupt-batch":
-		id, rev, err := corruptBatch(ctx, env, s.Target)
+		id, rev, err := corruptBatch(ctx, env, s.Target, s.Attrs["form"] == "checksum")
 		if err != nil {
 			return nil, err
 		}

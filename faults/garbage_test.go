@@ -390,3 +390,17 @@ func TestLoseHistoryKeepsTheResidue(t *testing.T) {
 	_, err = Inject(context.Background(), e, Spec{Kind: "lose-history"})
 	require.ErrorIs(t, err, ErrUnavailable, "nothing left to lose")
 }
+
+// A batch altered under its old checksum parses as a record of the right
+// shape and is refused by the checksum alone.
+func TestKeyChangedUnderOldChecksumFailsOnlyTheChecksum(t *testing.T) {
+	rec, err := contract.EncodeBatch(contract.Batch{ID: 4, FirstSeq: 10, LastSeq: 11, Entries: []contract.Entry{
+		{Op: contract.OpRemove, Tenant: "t", Key: "alpha"}, {Op: contract.OpPutRevoke, Tenant: "t", Key: "beta"}}})
+	require.NoError(t, err)
+	bad, err := keyChangedUnderOldChecksum(rec)
+	require.NoError(t, err)
+	require.NotEqual(t, rec, bad)
+	require.Equal(t, len(rec), len(bad))
+	_, err = contract.DecodeBatch(bad)
+	require.ErrorIs(t, err, contract.ErrChecksum)
+}
