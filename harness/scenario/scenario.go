@@ -117,8 +117,8 @@ type Wait struct {
 	// Covering (snapshots): until latest names the durable prefix's batch,
 	// after which, with no new batch, nothing newer can be published: a
 	// fault aimed at latest then hits the snapshot recovery will read.
-	Covering bool `yaml:"covering,omitempty"`
-	Metric    *MetricAssert `yaml:"metric,omitempty"`    // metric: until the sample reaches its minimum
+	Covering bool          `yaml:"covering,omitempty"`
+	Metric   *MetricAssert `yaml:"metric,omitempty"` // metric: until the sample reaches its minimum
 	// Failpoint: until the named failpoint's term has fired Hits times (default
 	// 1) on Node — a master, or the `as` name of a failpoint fault, whose name
 	// is then the default. A hold term (return("hold")) keeps the node in the
