@@ -82,7 +82,7 @@ nightly-gate: $(CHAOS)
 
 ## gremlins: go-gremlins over the impl packages with their own tests
 ## (efficacy = killed / (killed + lived)); table in artifacts/gremlins/results.md
-GREMLINS_PKGS ?= contract oplog publish maintain snapshot state keyspace objstore
+GREMLINS_PKGS ?= publish maintain state contract snapshot objstore
 GREMLINS_MIN ?= 80
 gremlins: $(CHAOS)
 	@rm -rf artifacts/gremlins; mkdir -p artifacts/gremlins
