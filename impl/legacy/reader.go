@@ -189,12 +189,18 @@ func (s Source) metadata(ctx context.Context, clusterID, id string, b *state.Bui
 		return rows[i].Key < rows[j].Key
 	})
 	for n, r := range rows {
-		o := toObject(r.Object)
+		o, err := toObject(r.Object)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %s: object %d (in key order): %v", ErrContent, where, n, err)
+		}
 		for _, rep := range o.Replicas {
 			if rep.ID >= doc.ReplicaNextID {
 				// The object by its position in key order: tenant keys are never logged.
 				return 0, fmt.Errorf("%w: %s: object %d (in key order) replica id %d not below replica_next_id %d", ErrContent, where, n, rep.ID, doc.ReplicaNextID)
 			}
+		}
+		if err := b.CheckPlacement(o); err != nil {
+			return 0, fmt.Errorf("%w: %s: object %d (in key order): %v", ErrContent, where, n, err)
 		}
 		if err := b.AddObject(state.ObjectKey{Tenant: r.Tenant, Key: r.Key}, o); err != nil {
 			return 0, fmt.Errorf("%w: %s: %v", ErrContent, where, err)
@@ -203,13 +209,28 @@ func (s Source) metadata(ctx context.Context, clusterID, id string, b *state.Bui
 	return len(rows), nil
 }
 
-func toObject(w Object) state.Object {
-	o := state.Object{ClientID: w.ClientID, Size: w.Size, GroupID: w.GroupID, DataType: w.DataType, HardPinned: w.HardPinned}
+// toObject converts a legacy object: its client id is upstream's UUID text
+// ("<first>-<second>"), and a "disk" replica, a range of a disk segment,
+// is upstream's NoF descriptor (a buffer on a non-memory segment).
+func toObject(w Object) (state.Object, error) {
+	cid, err := state.ParseUUID(w.ClientID)
+	if err != nil {
+		return state.Object{}, err
+	}
+	o := state.Object{ClientID: cid, Size: w.Size, GroupID: w.GroupID, DataType: w.DataType, HardPinned: w.HardPinned}
 	for _, r := range w.Replicas {
-		o.Replicas = append(o.Replicas, state.Replica{ID: r.ID, Kind: state.ReplicaKind(r.Kind), Segment: r.Segment,
+		o.Replicas = append(o.Replicas, state.Replica{ID: r.ID, Kind: ReplicaKind(r.Kind), Segment: r.Segment,
 			Offset: r.Offset, Length: r.Length, Status: state.ReplicaStatus(r.Status)})
 	}
-	return o
+	return o, nil
+}
+
+// ReplicaKind is the state kind of a legacy replica kind.
+func ReplicaKind(k string) state.ReplicaKind {
+	if k == "disk" {
+		return state.ReplicaNoF
+	}
+	return state.ReplicaKind(k)
 }
 
 // decodeStrict decodes one msgpack document that must fill data exactly:

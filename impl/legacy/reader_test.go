@@ -191,7 +191,7 @@ func TestBrokenSnapshots(t *testing.T) {
 		}, legacy.ErrContent},
 		{"unknown replica status", func(dir string, s []legacy.Segment, r []legacy.Row) ([]legacy.Segment, []legacy.Row) {
 			if dir == "" {
-				r[0].Object.Replicas[0].Status = "undefined"
+				r[0].Object.Replicas[0].Status = "lost"
 			}
 			return s, r
 		}, legacy.ErrContent},
