@@ -172,12 +172,13 @@ func checkPayload(e state.Entry) error {
 }
 
 // checkRef checks an object reference's bounds, then its tenant against the
-// configured tenants.
+// configured tenants ("" and "default" are one tenant, as in the state).
 func (m *Master) checkRef(ref ObjectRef) error {
 	if err := ref.check(); err != nil {
 		return err
 	}
-	if len(m.cfg.Tenants) > 0 && !slices.Contains(m.cfg.Tenants, ref.Tenant) {
+	same := func(t string) bool { return state.NormalizeTenant(t) == state.NormalizeTenant(ref.Tenant) }
+	if len(m.cfg.Tenants) > 0 && !slices.ContainsFunc(m.cfg.Tenants, same) {
 		return fmt.Errorf("%w: %q is not one of the configured tenants", errUnknownTenant, clip(ref.Tenant))
 	}
 	return nil

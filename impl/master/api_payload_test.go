@@ -51,3 +51,14 @@ func TestPutRequestCarriesTheWholePayload(t *testing.T) {
 		require.ErrorIs(t, err, state.ErrMalformed, name)
 	}
 }
+
+// Tenant "" is tenant "default" in the state, so the tenants setting
+// treats them as one.
+func TestConfiguredTenantsTakeTheDefaultTenantEitherWay(t *testing.T) {
+	m := &Master{cfg: Config{Tenants: []string{"default"}}}
+	require.NoError(t, m.checkRef(ObjectRef{Tenant: "", Key: "k"}))
+	require.NoError(t, m.checkRef(ObjectRef{Tenant: "default", Key: "k"}))
+	require.ErrorIs(t, m.checkRef(ObjectRef{Tenant: "other", Key: "k"}), errUnknownTenant)
+	m.cfg.Tenants = []string{""}
+	require.NoError(t, m.checkRef(ObjectRef{Tenant: "default", Key: "k"}))
+}
