@@ -182,8 +182,10 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 // pick draws the next op: a put of a fresh key, or a remove, get or second
-// put of an acknowledged key (removes take the key out of the pool first,
-// so no two removes race on one key, and no put races a remove).
+// put of an acknowledged key. Removes and second puts take the key out of
+// the pool first (a second put gives it back when it completes), so no two
+// removes race on one key and no second put races a remove: the history's
+// checks take a key's second put to find it present.
 func (g *Generator) pick(rng *rand.Rand, id int, n *int) history.Op {
 	total := g.cfg.Put + g.cfg.Remove + g.cfg.Get + g.cfg.Reput
 	x := rng.Float64() * total
@@ -200,6 +202,8 @@ func (g *Generator) pick(rng *rand.Rand, id int, n *int) history.Op {
 		case x < g.cfg.Put+g.cfg.Remove+g.cfg.Get:
 			return history.Op{Client: id, Kind: history.Get, Tenant: k.tenant, Key: k.key}
 		}
+		g.pool[i] = g.pool[len(g.pool)-1]
+		g.pool = g.pool[:len(g.pool)-1]
 		return history.Op{Client: id, Kind: history.Put, Tenant: k.tenant, Key: k.key, Size: g.cfg.Size, Reput: true}
 	}
 	*n++
@@ -213,7 +217,7 @@ func (g *Generator) do(ctx context.Context, url string, op *history.Op) {
 	case history.Put:
 		r := g.cli.Put(ctx, url, client.PutRequest{Tenant: op.Tenant, Key: op.Key, ClientID: fmt.Sprintf("0-%d", op.Client), Size: op.Size})
 		fill(op, r)
-		if op.Outcome == history.OK && !op.Reput {
+		if op.Outcome == history.OK || op.Reput { // a second put returns its key, whatever it met
 			g.mu.Lock()
 			g.pool = append(g.pool, key{op.Tenant, op.Key})
 			g.mu.Unlock()
