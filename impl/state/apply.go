@@ -25,9 +25,15 @@ import (
 //     normalises every tenant through TenantId (standby_metadata_store.cpp:9,
 //     tenant_id.h:18-19); objects are stored under "default".
 //   - Segment ops ignore the entry's tenant and key: the payload's transport
-//     endpoint names the segment (applier :213-259). So a remount, which
-//     upstream writes keyed by the segment name (master_service.cpp
-//     ReMountSegment), lands on the endpoint like a mount.
+//     endpoint names the segment (applier :213-259). Upstream writes them
+//     under tenant "default" (master_service.cpp:13165-13169), a mount keyed
+//     by the endpoint (:917-919), a remount by the segment name
+//     (:1270-1272), an unmount by the endpoint (:2670); so a remount lands
+//     on the endpoint like a mount, and a segment entry with tenant "" is
+//     the same entry.
+//   - A key over 4096 bytes rejects the entry (applier :28-33,
+//     oplog_types.cpp:35-50); so does a tenant over 4096 bytes here, which
+//     upstream's batch codec already refuses as an invalid tenant.
 //   - SEGMENT_MOUNT and SEGMENT_UPDATE both upsert by endpoint
 //     (metadata_store.cpp:5-8, :16-19); SEGMENT_UNMOUNT erases by endpoint,
 //     a missing one is no error (:10-14), and objects keep their replicas
