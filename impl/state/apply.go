@@ -32,8 +32,7 @@ import (
 //     on the endpoint like a mount, and a segment entry with tenant "" is
 //     the same entry.
 //   - A key over 4096 bytes rejects the entry (applier :28-33,
-//     oplog_types.cpp:35-50); so does a tenant over 4096 bytes here, which
-//     upstream's batch codec already refuses as an invalid tenant.
+//     oplog_types.cpp:35-50).
 //   - SEGMENT_MOUNT and SEGMENT_UPDATE both upsert by endpoint
 //     (metadata_store.cpp:5-8, :16-19); SEGMENT_UNMOUNT erases by endpoint,
 //     a missing one is no error (:10-14), and objects keep their replicas
@@ -47,9 +46,10 @@ import (
 // so a primary and its standbys agree.
 //
 // Deliberate differences, each an input no upstream writer produces: a
-// decodable PUT_END whose object this model cannot hold (a replica status
-// outside 0..5, a string over MaxKeyBytes, a data type over 255) rejects
-// the batch instead of storing it.
+// tenant over MaxKeyBytes (upstream bounds only the key), or a decodable
+// PUT_END whose object this model cannot hold (a replica status outside
+// 0..5, a string over MaxKeyBytes, the snapshot codec's bound), rejects the
+// batch instead of storing it.
 
 // apply applies one entry with upstream's applier semantics. Every check
 // runs before the first write, so a rejected entry leaves t unchanged.
