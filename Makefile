@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test nightly nightly-shard nightly-gate stress gremlins swarm mutants tools images fuzz bench vet clean $(CHAOS)
+.PHONY: all demo test nightly nightly-shard nightly-gate stress gremlins swarm mutants tools images fuzz bench vet clean oplogctl $(CHAOS)
 
 all: vet test
 
@@ -16,7 +16,13 @@ $(CHAOS):
 	@mkdir -p .cache
 	@$(GO) build -o $(CHAOS) ./cmd/chaos
 
-## tools: build etcd, toxiproxy, versitygw and gotestsum into the cache (once per version)
+## oplogctl: the operator's CLI (legacy inspect, reset) into .cache/oplogctl
+oplogctl:
+	@mkdir -p .cache
+	@$(GO) build -o .cache/oplogctl ./cmd/oplogctl
+
+## tools: build etcd, toxiproxy, versitygw and gotestsum into the cache (once per
+## version); find Chromium (Debian's chromium package), or say how to install it
 tools: $(CHAOS)
 	@$(CHAOS) tools
 
@@ -24,9 +30,10 @@ tools: $(CHAOS)
 images: $(CHAOS)
 	@$(CHAOS) tools --images
 
-## demo: run the smoke scenario on the process runtime and keep its bundle
+## demo: run the smoke scenario on the process runtime and keep its bundle,
+## with report.png: the report as headless Chromium shows it (needs chromium)
 demo: $(CHAOS)
-	@$(CHAOS) run scenarios/pr/smoke.yaml --keep
+	@$(CHAOS) run scenarios/pr/smoke.yaml --keep --screenshot
 
 ## test: unit and integration tests through gotestsum; JUnit in artifacts/junit.xml
 test: $(CHAOS)

@@ -1,18 +1,21 @@
 package faults
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path"
 	"strconv"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // corruptSnapshot flips one byte in the middle of the first payload object
 // of the snapshot the slot's pointer names, in the file behind the server.
 func corruptSnapshot(ctx context.Context, env Env, slot string) (desc, id string, err error) {
-	raw, err := env.EtcdGet(ctx, "/snapshot/"+slot)
+	raw, err := env.EtcdGet(ctx, pointerKey(env.Keyspace(), slot))
 	if err != nil {
 		return "", "", err
 	}
@@ -51,32 +54,59 @@ func corruptSnapshot(ctx context.Context, env Env, slot string) (desc, id string
 }
 
 // corruptBatch overwrites one batch record with bytes that are not a record.
-func corruptBatch(ctx context.Context, env Env, target string) (uint64, int64, error) {
+func corruptBatch(ctx context.Context, env Env, target string, underOldChecksum bool) (uint64, int64, error) {
 	var id uint64
 	switch target {
 	case "first":
 		id = 1
 	case "last":
-		raw, err := env.EtcdGet(ctx, "/durable_prefix")
-		if err != nil {
-			return 0, 0, err
+		var err error
+		if id, err = durableBatch(ctx, env); err != nil {
+			return 0, 0, fmt.Errorf("no durable batch to corrupt: %w", err)
 		}
-		var p struct {
-			BatchID uint64 `json:"batch_id"`
-		}
-		if err := json.Unmarshal(raw, &p); err != nil || p.BatchID == 0 {
-			return 0, 0, fmt.Errorf("%w: no durable batch to corrupt", ErrUnavailable)
-		}
-		id = p.BatchID
 	default:
 		id, _ = strconv.ParseUint(target, 10, 64)
 	}
-	key := fmt.Sprintf("/batches/%020d", id)
-	if raw, err := env.EtcdGet(ctx, key); err != nil {
+	key := env.Keyspace().Batch(id)
+	raw, err := env.EtcdGet(ctx, key)
+	if err != nil {
 		return 0, 0, err
 	} else if raw == nil {
 		return 0, 0, fmt.Errorf("%w: batch %d is not in the OpLog", ErrUnavailable, id)
 	}
-	rev, err := env.EtcdPut(ctx, key, []byte(`[1,"corrupted by the harness"]`))
+	bad := []byte(`[1,"corrupted by the harness"]`)
+	if underOldChecksum {
+		if bad, err = keyChangedUnderOldChecksum(raw); err != nil {
+			return 0, 0, fmt.Errorf("batch %d: %w", id, err)
+		}
+	}
+	rev, err := env.EtcdPut(ctx, key, bad)
 	return id, rev, err
+}
+
+// keyChangedUnderOldChecksum returns the record with its first entry's key
+// changed in its last byte, written as upstream writes it but ending in the
+// original record's checksum: it parses, every field is well formed, and
+// only the checksum can tell (bit rot, or a writer that forgot to sum).
+func keyChangedUnderOldChecksum(record []byte) ([]byte, error) {
+	b, err := contract.DecodeBatch(record)
+	if err != nil {
+		return nil, fmt.Errorf("not a record to alter: %w", err)
+	}
+	k := []byte(b.Entries[0].Key)
+	if len(k) == 0 {
+		k = []byte("x")
+	} else {
+		k[len(k)-1] ^= 0x01
+	}
+	b.Entries[0].Key = string(k)
+	altered, err := contract.EncodeBatch(b)
+	if err != nil {
+		return nil, err
+	}
+	i, j := bytes.LastIndexByte(altered, ','), bytes.LastIndexByte(record, ',')
+	if i < 0 || j < 0 {
+		return nil, fmt.Errorf("record without a checksum element")
+	}
+	return append(altered[:i:i], record[j:]...), nil
 }

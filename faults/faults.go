@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Env is what faults act on.
@@ -44,10 +46,13 @@ type Env interface {
 	Failpoint(ctx context.Context, master, name, term string) error
 	// Rand is the run's seeded source for choices the scenario leaves open.
 	Rand() *rand.Rand
+	// Keyspace names the cluster's etcd keys (impl/contract): the keys
+	// EtcdGet and EtcdPut take.
+	Keyspace() contract.Keyspace
 	// EtcdGet and EtcdPut read and write a key of the cluster's namespace
 	// directly (not through any link): corruption behind the masters' back.
-	EtcdGet(ctx context.Context, suffix string) ([]byte, error)
-	EtcdPut(ctx context.Context, suffix string, value []byte) (revision int64, err error)
+	EtcdGet(ctx context.Context, key string) ([]byte, error)
+	EtcdPut(ctx context.Context, key string, value []byte) (revision int64, err error)
 	// EtcdRevision is etcd's current revision, read linearizably.
 	EtcdRevision(ctx context.Context) (int64, error)
 	// StoreFile is the file behind a stored object, for corruption behind
@@ -103,7 +108,7 @@ var Kinds = map[string]string{
 	"disconnect":       "docker runtime: cut a node's container off the run's network (a real partition: its own address unreachable from every node and the harness); heal reconnects it at the same address",
 	"corrupt-pointer":  "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
 	"corrupt-snapshot": "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
-	"corrupt-batch":    "overwrite a batch record with garbage (target first|last, or a batch id); no heal",
+	"corrupt-batch":    "overwrite a batch record (target first|last, or a batch id): with garbage, or with attrs.form checksum a record that parses but has one entry's key changed under its old checksum (only the checksum tells); no heal",
 	"garbage":          "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, snapshot/writer|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes a stray writer or leader key; pointers and objects have no heal (a publication repairs)",
 	"workdir-full":     "mount a full 64 KiB tmpfs over a master's snapshot_work_dir (needs mount rights); heal unmounts it",
 	"revoke-lease":     "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder; with a target, for that master to hold it): the holder's next pointer CAS must fail; no heal",
@@ -205,6 +210,9 @@ func (s Spec) Validate() error {
 			if _, err := strconv.ParseUint(s.Target, 10, 64); err != nil {
 				return fmt.Errorf("corrupt-batch: target %q: want first, last or a batch id", s.Target)
 			}
+		}
+		if f, ok := s.Attrs["form"]; ok && f != "garbage" && f != "checksum" {
+			return fmt.Errorf("corrupt-batch: attrs.form %v: want garbage or checksum", f)
 		}
 	}
 	if s.Stream != "" && s.Stream != "upstream" && s.Stream != "downstream" {
@@ -316,7 +324,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 			slots = []string{"latest", "fallback"}
 		}
 		for _, slot := range slots {
-			rev, err := env.EtcdPut(ctx, "/snapshot/"+slot, []byte(`{"pointer_schema_version":1,"snapshot_id":"corrupted-by-the-harness"`))
+			rev, err := env.EtcdPut(ctx, pointerKey(env.Keyspace(), slot), []byte(`{"pointer_schema_version":1,"snapshot_id":"corrupted-by-the-harness"`))
 			if err != nil {
 				return nil, err
 			}
@@ -375,7 +383,7 @@ func Inject(ctx context.Context, env Env, s Spec) (*Injected, error) {
 		in.Targets = []string{node + " " + dir}
 		in.heal = func(context.Context) error { return unmount(dir) }
 	case "corrupt-batch":
-		id, rev, err := corruptBatch(ctx, env, s.Target)
+		id, rev, err := corruptBatch(ctx, env, s.Target, s.Attrs["form"] == "checksum")
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // KeyEnv is an Env that also reaches what EtcdGet and EtcdPut cannot: it
@@ -23,10 +25,12 @@ import (
 // removes (snapshot/writer, leader); without it those are unavailable.
 type KeyEnv interface {
 	Env
-	EtcdDelete(ctx context.Context, suffix string) (revision int64, err error)
-	EtcdOldest(ctx context.Context, prefix string) (suffix string, value []byte, err error)
-	// EtcdDeleteAll deletes keys and every key under prefixes (namespace
-	// suffixes) in one transaction: its revision and how many keys went.
+	EtcdDelete(ctx context.Context, key string) (revision int64, err error)
+	// EtcdOldest is the key under prefix with the lowest create revision,
+	// and its value (an empty key when there is none).
+	EtcdOldest(ctx context.Context, prefix string) (key string, value []byte, err error)
+	// EtcdDeleteAll deletes keys and every key under prefixes in one
+	// transaction: its revision and how many keys went.
 	EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (revision, deleted int64, err error)
 }
 
@@ -100,17 +104,18 @@ func injectGarbage(ctx context.Context, env Env, s Spec, in *Injected) error {
 
 // garbageKey overwrites one etcd key of the contract.
 func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, form string, in *Injected) error {
-	suffix := t.Key
+	ks := env.Keyspace()
+	key := t.key(ks)
 	var orig []byte
 	var err error
 	note := ""
 	switch {
-	case t.Key == "/leader":
+	case t.Name == TargetLeader:
 		ke, ok := env.(KeyEnv)
 		if !ok {
 			return fmt.Errorf("%w: the leader target needs an environment that lists the election prefix", ErrUnavailable)
 		}
-		suffix, orig, err = ke.EtcdOldest(ctx, "/leader/")
+		key, orig, err = ke.EtcdOldest(ctx, ks.LeaderCandidates())
 		if err != nil {
 			return fmt.Errorf("find the leader key: %w", err)
 		}
@@ -123,19 +128,19 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 		if err != nil {
 			return err
 		}
-		suffix = fmt.Sprintf("/batches/%020d", id)
-		if orig, err = env.EtcdGet(ctx, suffix); err != nil {
+		key = ks.Batch(id)
+		if orig, err = env.EtcdGet(ctx, key); err != nil {
 			return err
 		}
 		if orig == nil {
 			return fmt.Errorf("%w: batch %d is not in the OpLog", ErrUnavailable, id)
 		}
-	case t.Key == "/snapshot/writer":
+	case t.Name == TargetWriter:
 		// Strongest when a holder is mid-attempt: its CAS must then fail.
 		// Wait a little for one; with none, the empty slot gets the garbage.
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			if orig, err = env.EtcdGet(ctx, suffix); err != nil {
+			if orig, err = env.EtcdGet(ctx, key); err != nil {
 				return err
 			}
 			if orig != nil || time.Now().After(deadline) {
@@ -153,41 +158,42 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 			note = " (over the holder's token " + string(orig) + ")"
 		}
 	default:
-		if orig, err = env.EtcdGet(ctx, suffix); err != nil {
+		if orig, err = env.EtcdGet(ctx, key); err != nil {
 			return err
 		}
 		if orig == nil {
-			return fmt.Errorf("%w: no %s to overwrite", ErrUnavailable, suffix[1:])
+			return fmt.Errorf("%w: no %s to overwrite", ErrUnavailable, t.Name)
 		}
 	}
+	name := shortKey(ks, key)
 	garbage, err := keyGarbage(rnd, t, form, orig)
 	if err != nil {
 		return err
 	}
 	if bytes.Equal(garbage, orig) {
-		return fmt.Errorf("garbage for %s equals its value", suffix)
+		return fmt.Errorf("garbage for %s equals its value", name)
 	}
-	rev, err := env.EtcdPut(ctx, suffix, garbage)
+	rev, err := env.EtcdPut(ctx, key, garbage)
 	if err != nil {
 		return err
 	}
 	in.Revisions = append(in.Revisions, rev)
-	in.Targets = []string{fmt.Sprintf("%s %s: %s%s", suffix[1:], form, quote(garbage), note)}
-	switch t.Key {
-	case "/snapshot/latest", "/snapshot/fallback":
+	in.Targets = []string{fmt.Sprintf("%s %s: %s%s", name, form, quote(garbage), note)}
+	switch t.Name {
+	case TargetLatest, TargetFallback:
 		// No heal: a newer publication repairs a pointer slot.
-	case "/snapshot/writer", "/leader":
+	case TargetWriter, TargetLeader:
 		// Only a lease removes these keys, and the put detached it: the
 		// operator's repair is deleting the stray key.
 		in.heal = func(ctx context.Context) error {
 			ke, ok := env.(KeyEnv)
 			if !ok {
-				return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, suffix[1:])
+				return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, name)
 			}
-			if err := stillGarbage(ctx, env, suffix, garbage); err != nil {
+			if err := stillGarbage(ctx, env, key, name, garbage); err != nil {
 				return err
 			}
-			rev, err := ke.EtcdDelete(ctx, suffix)
+			rev, err := ke.EtcdDelete(ctx, key)
 			if err != nil {
 				return err
 			}
@@ -198,10 +204,10 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 		// The operator's repair: the record as it was (nothing can have
 		// moved it meanwhile: every writer compares the raw value).
 		in.heal = func(ctx context.Context) error {
-			if err := stillGarbage(ctx, env, suffix, garbage); err != nil {
+			if err := stillGarbage(ctx, env, key, name, garbage); err != nil {
 				return err
 			}
-			rev, err := env.EtcdPut(ctx, suffix, orig)
+			rev, err := env.EtcdPut(ctx, key, orig)
 			if err != nil {
 				return err
 			}
@@ -212,13 +218,13 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 	return nil
 }
 
-func stillGarbage(ctx context.Context, env Env, suffix string, garbage []byte) error {
-	cur, err := env.EtcdGet(ctx, suffix)
+func stillGarbage(ctx context.Context, env Env, key, name string, garbage []byte) error {
+	cur, err := env.EtcdGet(ctx, key)
 	if err != nil {
 		return err
 	}
 	if !bytes.Equal(cur, garbage) {
-		return fmt.Errorf("%s no longer holds the garbage written (now %s): not repaired", suffix[1:], quote(cur))
+		return fmt.Errorf("%s no longer holds the garbage written (now %s): not repaired", name, quote(cur))
 	}
 	return nil
 }
@@ -230,19 +236,9 @@ func garbageBatchID(ctx context.Context, env Env, which string) (uint64, error) 
 	case "first":
 		return 1, nil
 	case "last":
-		raw, err := env.EtcdGet(ctx, "/durable_prefix")
-		if err != nil {
-			return 0, err
-		}
-		var p struct {
-			BatchID uint64 `json:"batch_id"`
-		}
-		if err := json.Unmarshal(raw, &p); err != nil || p.BatchID == 0 {
-			return 0, fmt.Errorf("%w: no durable batch", ErrUnavailable)
-		}
-		return p.BatchID, nil
+		return durableBatch(ctx, env)
 	case "suffix":
-		raw, err := env.EtcdGet(ctx, "/snapshot/latest")
+		raw, err := env.EtcdGet(ctx, env.Keyspace().SnapshotLatest())
 		if err != nil {
 			return 0, err
 		}
@@ -266,17 +262,17 @@ func keyGarbage(rnd *rand.Rand, t GarbageTarget, form string, orig []byte) ([]by
 		b[0] |= 0x80
 		return b, nil
 	case FormTruncated:
-		if t.Key == "/producer_view" {
+		if t.Name == TargetView {
 			return []byte{}, nil
 		}
 		return bytes.Clone(orig[:len(orig)/2]), nil
 	}
 	switch {
-	case t.Key == "/producer_view":
+	case t.Name == TargetView:
 		return fmt.Appendf(nil, `{"producer_view":%s}`, orig), nil
-	case t.Key == "/snapshot/writer":
+	case t.Name == TargetWriter:
 		return fmt.Appendf(nil, "ghost-node/%x/%024x", rnd.Int64(), rnd.Uint64()), nil
-	case t.Key == "/leader":
+	case t.Name == TargetLeader:
 		v, err := json.Marshal(map[string]string{"leader": string(orig)})
 		return v, err
 	case t.Batch != "":
@@ -286,39 +282,25 @@ func keyGarbage(rnd *rand.Rand, t GarbageTarget, form string, orig []byte) ([]by
 }
 
 // batchWrongFields changes the key of a batch record's first entry and
-// keeps its checksum: still canonical JSON of the right shape.
+// keeps its checksum: the record is what upstream's encoder writes for the
+// changed batch (contract.EncodeBatch), well-typed and of the right shape,
+// but with the checksum of the batch it was, so only the checksum tells.
 func batchWrongFields(orig []byte) ([]byte, error) {
-	var rec []json.RawMessage
-	if err := json.Unmarshal(orig, &rec); err != nil || len(rec) != 6 {
-		return nil, fmt.Errorf("batch record is not a six-element array: %s", quote(orig))
-	}
-	var entries [][]json.RawMessage
-	if err := json.Unmarshal(rec[4], &entries); err != nil || len(entries) == 0 || len(entries[0]) != 4 {
-		return nil, fmt.Errorf("batch record has no entry to change: %s", quote(orig))
-	}
-	var key string
-	if err := json.Unmarshal(entries[0][2], &key); err != nil {
-		return nil, fmt.Errorf("batch entry key: %w", err)
-	}
-	k, err := marshalCompact(key + "-garbage")
+	b, err := contract.DecodeBatch(orig)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("batch record to change does not decode (%v): %s", err, quote(orig))
 	}
-	entries[0][2] = k
-	if rec[4], err = marshalCompact(entries); err != nil {
-		return nil, err
+	b.Entries[0].Key += "-garbage"
+	rec, err := contract.EncodeBatch(b)
+	if err != nil {
+		return nil, fmt.Errorf("changed batch record: %w", err)
 	}
-	return marshalCompact(rec)
-}
-
-func marshalCompact(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+	keep := bytes.LastIndexByte(orig, ',')
+	cut := bytes.LastIndexByte(rec, ',')
+	if keep < 0 || cut < 0 {
+		return nil, fmt.Errorf("batch record without a checksum element: %s", quote(orig))
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return append(rec[:cut:cut], orig[keep:]...), nil
 }
 
 // renameField renames one top-level field (a seeded choice) of a JSON
@@ -453,7 +435,7 @@ func objectWrongFields(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTa
 
 // pointerPrefix reads a pointer slot loosely: the object prefix it names.
 func pointerPrefix(ctx context.Context, env Env, slot string) (prefix, id string, err error) {
-	raw, err := env.EtcdGet(ctx, "/snapshot/"+slot)
+	raw, err := env.EtcdGet(ctx, pointerKey(env.Keyspace(), slot))
 	if err != nil {
 		return "", "", err
 	}

@@ -14,16 +14,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
-	"github.com/oplogha/oplogha/impl/state"
 )
 
 // keyEnv is an in-memory namespace and a directory of objects: just what
 // the garbage kind reaches. Other Env methods are not called (nil embed).
 type keyEnv struct {
 	Env
+	ks    contract.Keyspace
 	kv    map[string][]byte
 	order []string // creation order, for EtcdOldest
 	rev   int64
@@ -32,26 +32,31 @@ type keyEnv struct {
 }
 
 func newKeyEnv(t *testing.T, seed uint64) *keyEnv {
-	return &keyEnv{kv: map[string][]byte{}, dir: t.TempDir(), rnd: rand.New(rand.NewPCG(seed, seed))}
+	return &keyEnv{ks: contract.MustKeyspace("chaos"), kv: map[string][]byte{}, dir: t.TempDir(), rnd: rand.New(rand.NewPCG(seed, seed))}
 }
 
 func (e *keyEnv) Rand() *rand.Rand { return e.rnd }
 
-func (e *keyEnv) EtcdGet(_ context.Context, suffix string) ([]byte, error) {
-	return bytes.Clone(e.kv[suffix]), nil
+func (e *keyEnv) Keyspace() contract.Keyspace { return e.ks }
+
+// at is the key of a namespace suffix ("durable_prefix", "batches/…").
+func (e *keyEnv) at(suffix string) string { return e.ks.Root() + "/" + suffix }
+
+func (e *keyEnv) EtcdGet(_ context.Context, key string) ([]byte, error) {
+	return bytes.Clone(e.kv[key]), nil
 }
 
-func (e *keyEnv) EtcdPut(_ context.Context, suffix string, v []byte) (int64, error) {
-	if _, ok := e.kv[suffix]; !ok {
-		e.order = append(e.order, suffix)
+func (e *keyEnv) EtcdPut(_ context.Context, key string, v []byte) (int64, error) {
+	if _, ok := e.kv[key]; !ok {
+		e.order = append(e.order, key)
 	}
-	e.kv[suffix] = bytes.Clone(v)
+	e.kv[key] = bytes.Clone(v)
 	e.rev++
 	return e.rev, nil
 }
 
-func (e *keyEnv) EtcdDelete(_ context.Context, suffix string) (int64, error) {
-	delete(e.kv, suffix)
+func (e *keyEnv) EtcdDelete(_ context.Context, key string) (int64, error) {
+	delete(e.kv, key)
 	e.rev++
 	return e.rev, nil
 }
@@ -106,36 +111,40 @@ func seedKeys(t *testing.T, e *keyEnv) {
 		require.NoError(t, err)
 	}
 	for id := uint64(1); id <= 4; id++ {
-		rec, err := oplog.EncodeBatch(state.Batch{ID: id, FirstSeq: id*3 - 2, LastSeq: id * 3, Entries: []state.Entry{
-			state.Remove("tenant", fmt.Sprintf("k%d-a", id)), state.Remove("tenant", fmt.Sprintf("k%d-b", id)), state.PutRevoke("tenant", fmt.Sprintf("k%d-c", id)),
+		rec, err := contract.EncodeBatch(contract.Batch{ID: id, FirstSeq: id*3 - 2, LastSeq: id * 3, Entries: []contract.Entry{
+			{Op: contract.OpRemove, Tenant: "tenant", Key: fmt.Sprintf("k%d-a", id)},
+			{Op: contract.OpRemove, Tenant: "tenant", Key: fmt.Sprintf("k%d-b", id)},
+			{Op: contract.OpPutRevoke, Tenant: "tenant", Key: fmt.Sprintf("k%d-c", id)},
 		}})
 		require.NoError(t, err)
-		put(fmt.Sprintf("/batches/%020d", id), rec)
+		put(e.at(fmt.Sprintf("batches/%020d", id)), rec)
 	}
-	put("/durable_prefix", oplog.DurablePrefix{BatchID: 4, LastSeq: 12}.Encode())
-	put("/producer_view", oplog.EncodeProducerView(7))
-	put("/leader/694d9a1b2c3d4e5f", []byte("http://127.0.0.1:4101"))
-	put("/leader/694d9a1b2c3d4e77", []byte("http://127.0.0.1:4102"))
-	put("/snapshot/writer", []byte("master-1/694d9a1b2c3d4e5f/0123456789abcdef01234567"))
-	put("/snapshot/latest", validPointer(t, 3, "snapshots/chaos"))
-	put("/snapshot/fallback", validPointer(t, 2, "snapshots/chaos"))
-	put("/snapshot/compaction_floor", oplog.Floor{BatchID: 2}.Encode())
+	view, err := contract.EncodeProducerView(7)
+	require.NoError(t, err)
+	put(e.at("durable_prefix"), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 4, LastSeq: 12}))
+	put(e.at("producer_view"), view)
+	put(e.at("leader/694d9a1b2c3d4e5f"), []byte("http://127.0.0.1:4101"))
+	put(e.at("leader/694d9a1b2c3d4e77"), []byte("http://127.0.0.1:4102"))
+	put(e.at("snapshot/writer"), []byte("master-1/694d9a1b2c3d4e5f/0123456789abcdef01234567"))
+	put(e.at("snapshot/latest"), validPointer(t, 3, "snapshots/chaos"))
+	put(e.at("snapshot/fallback"), validPointer(t, 2, "snapshots/chaos"))
+	put(e.at("snapshot/compaction_floor"), contract.Floor{BatchID: 2}.Encode())
 }
 
-// decoderFor is the implementation's own decoder for a key: every form of
-// garbage must be refused by it.
+// decoderFor is the contract's decoder for a key, the one the
+// implementation reads it with: every form of garbage must be refused by it.
 func decoderFor(target string) func([]byte) error {
 	switch {
 	case target == "durable_prefix":
-		return func(b []byte) error { _, err := oplog.DecodeDurablePrefix(b); return err }
+		return func(b []byte) error { _, err := contract.DecodeDurablePrefix(b); return err }
 	case target == "producer_view":
-		return func(b []byte) error { _, err := oplog.DecodeProducerView(b); return err }
+		return func(b []byte) error { _, err := contract.DecodeProducerView(b); return err }
 	case target == "snapshot/compaction_floor":
-		return func(b []byte) error { _, err := oplog.DecodeFloor(b); return err }
+		return func(b []byte) error { _, err := contract.DecodeFloor(b); return err }
 	case target == "snapshot/latest" || target == "snapshot/fallback":
 		return func(b []byte) error { _, err := publish.DecodePointer(b); return err }
 	case strings.HasPrefix(target, "batches/"):
-		return func(b []byte) error { _, err := oplog.DecodeBatch(b); return err }
+		return func(b []byte) error { _, err := contract.DecodeBatch(b); return err }
 	}
 	return nil
 }
@@ -164,17 +173,18 @@ func TestGarbageTargetsAndFormsAreValidatedAtLoad(t *testing.T) {
 func TestGarbageKeysAreRefusedByTheDecodersAndHeal(t *testing.T) {
 	ctx := context.Background()
 	targets := append(append([]string{}, GarbageKeys...), "batches/first", "batches/last", "batches/suffix", "batches/2")
-	wantKey := map[string]string{"batches/first": "/batches/00000000000000000001", "batches/last": "/batches/00000000000000000004",
-		"batches/suffix": "/batches/00000000000000000004", "batches/2": "/batches/00000000000000000002", "leader": "/leader/694d9a1b2c3d4e5f"}
+	wantKey := map[string]string{"batches/first": "batches/00000000000000000001", "batches/last": "batches/00000000000000000004",
+		"batches/suffix": "batches/00000000000000000004", "batches/2": "batches/00000000000000000002", "leader": "leader/694d9a1b2c3d4e5f"}
 	for _, target := range targets {
 		for i, form := range GarbageForms {
 			t.Run(target+"/"+form, func(t *testing.T) {
 				e := newKeyEnv(t, uint64(i+1))
 				seedKeys(t, e)
-				key := "/" + target
+				rel := target
 				if k, ok := wantKey[target]; ok {
-					key = k
+					rel = k
 				}
+				key := e.at(rel)
 				before := bytes.Clone(e.kv[key])
 				in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: target, Attrs: map[string]any{"form": form}})
 				require.NoError(t, err)
@@ -182,7 +192,7 @@ func TestGarbageKeysAreRefusedByTheDecodersAndHeal(t *testing.T) {
 				require.NotEqual(t, before, after)
 				require.Len(t, in.Revisions, 1)
 				require.Len(t, in.Targets, 1)
-				require.Contains(t, in.Targets[0], key[1:]+" "+form)
+				require.Contains(t, in.Targets[0], rel+" "+form)
 				if dec := decoderFor(target); dec != nil {
 					require.Error(t, dec(after), "%s %s: %q is accepted", target, form, after)
 				}
@@ -192,7 +202,7 @@ func TestGarbageKeysAreRefusedByTheDecodersAndHeal(t *testing.T) {
 						require.True(t, json.Valid(after), "%q", after)
 					case "batches/first", "batches/last", "batches/suffix", "batches/2":
 						require.True(t, json.Valid(after), "%q", after)
-						require.ErrorIs(t, decoderFor(target)(after), oplog.ErrChecksum, "only the checksum tells: %q", after)
+						require.ErrorIs(t, decoderFor(target)(after), contract.ErrChecksum, "only the checksum tells: %q", after)
 					}
 				}
 				switch target {
@@ -221,9 +231,10 @@ func TestGarbageHealRefusesWhenTheKeyMovedOn(t *testing.T) {
 	seedKeys(t, e)
 	in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "durable_prefix"})
 	require.NoError(t, err)
-	e.kv["/durable_prefix"] = oplog.DurablePrefix{BatchID: 5, LastSeq: 15}.Encode()
+	moved := contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 5, LastSeq: 15})
+	e.kv[e.at("durable_prefix")] = moved
 	require.ErrorContains(t, in.Heal(ctx), "no longer holds the garbage")
-	require.Equal(t, oplog.DurablePrefix{BatchID: 5, LastSeq: 15}.Encode(), e.kv["/durable_prefix"])
+	require.Equal(t, moved, e.kv[e.at("durable_prefix")])
 }
 
 func TestGarbageUnavailableTargets(t *testing.T) {
@@ -235,7 +246,7 @@ func TestGarbageUnavailableTargets(t *testing.T) {
 	}
 	seedKeys(t, e)
 	// The latest pointer covers the durable prefix: no suffix batch to spoil.
-	e.kv["/snapshot/latest"] = validPointer(t, 4, "snapshots/chaos")
+	e.kv[e.at("snapshot/latest")] = validPointer(t, 4, "snapshots/chaos")
 	_, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "batches/suffix"})
 	require.ErrorIs(t, err, ErrUnavailable)
 }
@@ -244,7 +255,7 @@ func writeObjects(t *testing.T, e *keyEnv, slot string, batch uint64, chunkFill 
 	var p struct {
 		Prefix string `json:"object_prefix"`
 	}
-	require.NoError(t, json.Unmarshal(e.kv["/snapshot/"+slot], &p))
+	require.NoError(t, json.Unmarshal(e.kv[e.at("snapshot/"+slot)], &p))
 	d := snapshot.Descriptor{SnapshotID: filepath.Base(p.Prefix), SchemaVersion: 1, LastIncludedSeq: batch * 3, LastIncludedBatchID: batch,
 		ProducerViewVersion: 2, PayloadChecksum: snapshot.CRC64NVME(42), PayloadSize: 100, ManifestKey: p.Prefix + "/manifest.json",
 		ObjectPrefix: p.Prefix, CreatedAtMS: 1700000000000}
@@ -320,7 +331,7 @@ func TestGarbageObjectWrongFieldsWithoutAnOther(t *testing.T) {
 	ctx := context.Background()
 	e := newKeyEnv(t, 21)
 	seedKeys(t, e)
-	delete(e.kv, "/snapshot/fallback")
+	delete(e.kv, e.at("snapshot/fallback"))
 	latest := writeObjects(t, e, "latest", 3, 0xa0)
 	f, _ := e.StoreFile(latest + "/descriptor.json")
 	orig, _ := os.ReadFile(f)
@@ -371,11 +382,25 @@ func TestLoseHistoryKeepsTheResidue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{e.rev}, in.Revisions)
 	for k := range e.kv {
-		require.False(t, strings.HasPrefix(k, "/batches/") || k == "/durable_prefix", "%s survived", k)
+		require.False(t, strings.HasPrefix(k, e.at("batches/")) || k == e.at("durable_prefix"), "%s survived", k)
 	}
-	for _, k := range []string{"/producer_view", "/snapshot/latest", "/snapshot/fallback", "/snapshot/compaction_floor"} {
-		require.Contains(t, e.kv, k)
+	for _, k := range []string{"producer_view", "snapshot/latest", "snapshot/fallback", "snapshot/compaction_floor"} {
+		require.Contains(t, e.kv, e.at(k))
 	}
 	_, err = Inject(context.Background(), e, Spec{Kind: "lose-history"})
 	require.ErrorIs(t, err, ErrUnavailable, "nothing left to lose")
+}
+
+// A batch altered under its old checksum parses as a record of the right
+// shape and is refused by the checksum alone.
+func TestKeyChangedUnderOldChecksumFailsOnlyTheChecksum(t *testing.T) {
+	rec, err := contract.EncodeBatch(contract.Batch{ID: 4, FirstSeq: 10, LastSeq: 11, Entries: []contract.Entry{
+		{Op: contract.OpRemove, Tenant: "t", Key: "alpha"}, {Op: contract.OpPutRevoke, Tenant: "t", Key: "beta"}}})
+	require.NoError(t, err)
+	bad, err := keyChangedUnderOldChecksum(rec)
+	require.NoError(t, err)
+	require.NotEqual(t, rec, bad)
+	require.Equal(t, len(rec), len(bad))
+	_, err = contract.DecodeBatch(bad)
+	require.ErrorIs(t, err, contract.ErrChecksum)
 }

@@ -14,7 +14,8 @@ func loseHistory(ctx context.Context, env Env, in *Injected) error {
 	if !ok {
 		return fmt.Errorf("%w: lose-history needs an environment that deletes keys", ErrUnavailable)
 	}
-	rev, deleted, err := ke.EtcdDeleteAll(ctx, []string{"/durable_prefix"}, []string{"/batches/"})
+	ks := env.Keyspace()
+	rev, deleted, err := ke.EtcdDeleteAll(ctx, []string{ks.DurablePrefix()}, []string{ks.BatchPrefix()})
 	if err != nil {
 		return err
 	}

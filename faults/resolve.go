@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // resolveNode is ResolveNode for a spec: its target, never its Excluding node.
@@ -97,18 +99,56 @@ func ResolveLinks(ctx context.Context, env Env, s Spec) ([]string, error) {
 }
 
 // GarbageTarget is what a garbage fault overwrites: one etcd key of the
-// contract (Key, a namespace suffix; for batches Batch says which) or one
-// object of the snapshot a pointer slot names (Slot and Object).
+// contract (Name, one of GarbageKeys or TargetBatches; for batches Batch
+// says which) or one object of the snapshot a pointer slot names (Slot and
+// Object).
 type GarbageTarget struct {
-	Key    string // "/durable_prefix", "/producer_view", "/leader", "/snapshot/…", "/batches"
+	Name   string // a GarbageKeys name, or TargetBatches
 	Batch  string // first | last | suffix | a batch id
 	Slot   string // latest | fallback
 	Object string // chunk | segments.bin | manifest.json | descriptor.json
 }
 
+// The etcd keys a garbage fault names, as a scenario writes them.
+const (
+	TargetPrefix   = "durable_prefix"
+	TargetView     = "producer_view"
+	TargetLeader   = "leader"
+	TargetWriter   = "snapshot/writer"
+	TargetLatest   = "snapshot/latest"
+	TargetFallback = "snapshot/fallback"
+	TargetFloor    = "snapshot/compaction_floor"
+	TargetBatches  = "batches"
+)
+
 // GarbageKeys are the etcd keys of the contract a garbage fault can overwrite
 // (besides batches/first|last|suffix|<id>).
-var GarbageKeys = []string{"durable_prefix", "producer_view", "leader", "snapshot/writer", "snapshot/latest", "snapshot/fallback", "snapshot/compaction_floor"}
+var GarbageKeys = []string{TargetPrefix, TargetView, TargetLeader, TargetWriter, TargetLatest, TargetFallback, TargetFloor}
+
+// key is the etcd key the target names in ks: for the leader the election
+// prefix (the leader's key is the oldest under it), for batches the batch
+// prefix (Batch says which).
+func (t GarbageTarget) key(ks contract.Keyspace) string {
+	switch t.Name {
+	case TargetPrefix:
+		return ks.DurablePrefix()
+	case TargetView:
+		return ks.ProducerView()
+	case TargetLeader:
+		return ks.Leader()
+	case TargetWriter:
+		return ks.SnapshotWriter()
+	case TargetLatest:
+		return ks.SnapshotLatest()
+	case TargetFallback:
+		return ks.SnapshotFallback()
+	case TargetFloor:
+		return ks.CompactionFloor()
+	case TargetBatches:
+		return ks.BatchPrefix()
+	}
+	return ""
+}
 
 // GarbageObjects are the object kinds of a published snapshot.
 var GarbageObjects = []string{"chunk", "segments.bin", "manifest.json", "descriptor.json"}
@@ -117,15 +157,15 @@ var GarbageObjects = []string{"chunk", "segments.bin", "manifest.json", "descrip
 // is an error that lists every target.
 func ParseGarbageTarget(target string) (GarbageTarget, error) {
 	if slices.Contains(GarbageKeys, target) {
-		return GarbageTarget{Key: "/" + target}, nil
+		return GarbageTarget{Name: target}, nil
 	}
-	if which, ok := strings.CutPrefix(target, "batches/"); ok {
+	if which, ok := strings.CutPrefix(target, TargetBatches+"/"); ok {
 		switch which {
 		case "first", "last", "suffix":
-			return GarbageTarget{Key: "/batches", Batch: which}, nil
+			return GarbageTarget{Name: TargetBatches, Batch: which}, nil
 		}
 		if id, err := strconv.ParseUint(which, 10, 64); err == nil && id > 0 {
-			return GarbageTarget{Key: "/batches", Batch: which}, nil
+			return GarbageTarget{Name: TargetBatches, Batch: which}, nil
 		}
 	}
 	if slot, obj, ok := strings.Cut(target, "/"); ok && (slot == "latest" || slot == "fallback") && slices.Contains(GarbageObjects, obj) {

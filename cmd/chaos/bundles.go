@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"path/filepath"
 
 	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/browser"
 	"github.com/oplogha/oplogha/harness/bundle"
 )
 
@@ -99,10 +101,16 @@ func cmdGate(ctx context.Context, args []string) error {
 }
 
 func cmdReport(ctx context.Context, args []string) error {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	screenshot := fs.Bool("screenshot", false, "open the report in headless Chromium, check it and write report.png beside it")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
 		return fmt.Errorf("report takes one bundle")
 	}
-	b, err := bundle.Open(args[0])
+	b, err := bundle.Open(pos[0])
 	if err != nil {
 		return err
 	}
@@ -112,6 +120,15 @@ func cmdReport(ctx context.Context, args []string) error {
 	if err := b.WriteReport(); err != nil {
 		return err
 	}
-	fmt.Println(filepath.Join(b.Dir, bundle.ReportFile))
+	report := filepath.Join(b.Dir, bundle.ReportFile)
+	fmt.Println(report)
+	if !*screenshot {
+		return nil
+	}
+	png := filepath.Join(b.Dir, bundle.ScreenshotFile)
+	if _, err := browser.Check(ctx, report, browser.Options{PNG: png}); err != nil {
+		return err
+	}
+	fmt.Println(png)
 	return nil
 }

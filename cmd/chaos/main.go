@@ -1,7 +1,7 @@
 // Command chaos runs oplogha's chaos and end-to-end scenarios and works with
 // their artifact bundles:
 //
-//	chaos run FILE|DIR…    run scenarios (--tier, --seeds, --seed, --out, --parallel, --junit, --keep)
+//	chaos run FILE|DIR…    run scenarios (--tier, --seeds, --seed, --out, --parallel, --junit, --keep, --screenshot)
 //	chaos stress FILE|DIR… each scenario many times: pass rate, failures grouped by first failing audit
 //	chaos plan FILE|DIR…   how a batch splits into shards (--shard K/N on run, swarm, mutants)
 //	chaos swarm            run scenarios drawn at random from a seed (swarm testing)
@@ -10,11 +10,13 @@
 //	chaos replay BUNDLE    run a bundle's scenario again with its seed
 //	chaos audit BUNDLE…    re-run the audits offline and compare with the recorded verdicts
 //	chaos gate BUNDLE…     exit non-zero unless every audit of every bundle passed
-//	chaos report BUNDLE    regenerate summary.md and report.html
+//	chaos report BUNDLE    regenerate summary.md and report.html (--screenshot: and report.png)
 //	chaos up               start a dev cluster and keep it until Ctrl-C
-//	chaos tools            build (or find) the pinned tool binaries
+//	chaos tools            build (or find) the pinned tool binaries; say whether Chromium is there
 //	chaos mutants          run the mutant corpus (tests/mutants) against the scenarios each names
-//	chaos reset            destructive reset of a cluster namespace (check, delete, new-namespace): operator only
+//
+// The operator's commands (reset of a namespace, legacy snapshot
+// inspection) are oplogctl's (cmd/oplogctl).
 package main
 
 import (
@@ -33,7 +35,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "run FILE|DIR… [--tier pr|nightly] [--seeds N] [--seed N] [--parallel N] [--junit FILE] [--out DIR] [--keep]   run scenarios, one bundle each", cmdRun},
+		{"run", "run FILE|DIR… [--tier pr|nightly] [--seeds N] [--seed N] [--parallel N] [--junit FILE] [--out DIR] [--keep] [--screenshot]   run scenarios, one bundle each", cmdRun},
 		{"stress", "stress FILE|DIR… [--runs N] [--seed S] [--parallel N] [--table FILE]   each scenario N times on consecutive seeds: pass rate, failures grouped", cmdStress},
 		{"plan", "plan FILE|DIR… --shards N [--tier T] [--seeds S] [--swarm-runs R] [--swarm-seed X]   which shard runs what (chaos run/swarm/mutants --shard K/N)", cmdPlan},
 		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
@@ -42,13 +44,12 @@ func commands() []command {
 		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps", cmdReplay},
 		{"audit", "audit BUNDLE…                                            re-run the audits offline", cmdAudit},
 		{"gate", "gate BUNDLE…                                             fail unless every audit of every bundle passed", cmdGate},
-		{"report", "report BUNDLE                                            regenerate summary.md and report.html", cmdReport},
+		{"report", "report BUNDLE [--screenshot]                             regenerate summary.md and report.html (and report.png, checked in Chromium)", cmdReport},
 		{"up", "up [--etcd N] [--masters N]                              a dev cluster until Ctrl-C", cmdUp},
 		{"bench-report", "bench-report [--in FILE] [--out DIR] [--elapsed D]       results.md and results.json from make bench's figures", cmdBenchReport},
 		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree and run what it names; fail unless a scenario kills every one", cmdMutants},
 		{"gremlins-report", "gremlins-report [--in DIR] [--min-efficacy P]               one table from make gremlins' per-package results", cmdGremlinsReport},
-		{"tools", "tools [--path NAME]                                      build the pinned tool binaries", cmdTools},
-		{"reset", "reset check|delete|new-namespace --cluster-id C          destructive reset, operator only: emptiness check, delete (--confirm C), new-namespace procedure", cmdReset},
+		{"tools", "tools [--path NAME]                                      build the pinned tool binaries; find Chromium", cmdTools},
 	}
 }
 
@@ -82,6 +83,10 @@ func main() {
 			}
 			return
 		}
+	}
+	if os.Args[1] == "reset" {
+		fmt.Fprintln(os.Stderr, "chaos: reset moved to the operator's CLI: oplogctl reset (go build ./cmd/oplogctl)")
+		os.Exit(2)
 	}
 	fmt.Fprintf(os.Stderr, "chaos: unknown command %q\n", os.Args[1])
 	usage()

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/browser"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/docker"
 	"github.com/oplogha/oplogha/harness/plan"
@@ -45,9 +47,16 @@ func cmdRun(ctx context.Context, args []string) error {
 	rt := fs.String("runtime", "", "process or docker: where every scenario's cluster runs (default: each scenario's own, else process)")
 	public := fs.Bool("public-images", false, "docker runtime: run etcd and toxiproxy from their public images (needs a registry) instead of local builds")
 	shardSpec := fs.String("shard", "", "run only shard K/N of the plan (see chaos plan): every shard computes the same plan and keeps its own slice")
+	screenshot := fs.Bool("screenshot", false, "open each report.html in headless Chromium and write report.png into the bundle; a broken page fails the run")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *screenshot {
+		// One clear line before anything runs, not one failed run each.
+		if _, err := browser.Find(); err != nil {
+			return fmt.Errorf("--screenshot: %w", err)
+		}
 	}
 	shard, err := plan.ParseShard(*shardSpec)
 	if err != nil {
@@ -74,7 +83,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			break
 		}
 	}
-	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public})
+	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public, screenshot: *screenshot})
 	return err
 }
 
@@ -212,6 +221,9 @@ func printOutcome(o *runner.Outcome) {
 	}
 	if o.Dir != "" {
 		fmt.Printf("  report: %s\n", filepath.Join(o.Dir, bundle.ReportFile))
+		if _, err := os.Stat(filepath.Join(o.Dir, bundle.ScreenshotFile)); err == nil {
+			fmt.Printf("  picture: %s\n", filepath.Join(o.Dir, bundle.ScreenshotFile))
+		}
 	}
 }
 
@@ -219,6 +231,8 @@ func cmdReplay(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	out := fs.String("out", "artifacts", "directory for the new bundle")
 	keep := fs.Bool("keep", false, "keep a passing bundle uncompressed too")
+	strict := fs.Bool("strict", false, "stop at the first fault that cannot land on the original's event")
+	timing := fs.Bool("timing", false, "inject at the original's times only (no anchors: the old replay)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -230,10 +244,44 @@ func cmdReplay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("replaying %s seed %d from %s\n", b.Scenario.Name, b.Scenario.Seed, pos[0])
-	outs, runErr := runBatch(ctx, []*scenario.Scenario{b.Scenario}, batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0]})
+	anchors := map[int]audit.Anchor{}
+	firstPrimary := ""
+	if !*timing {
+		for _, e := range b.Input.Events {
+			if e.Kind == "fault" && e.OK && e.Anchor != nil {
+				anchors[e.Anchor.Step] = *e.Anchor
+			}
+			if e.Kind == "role" && firstPrimary == "" && strings.HasSuffix(e.Detail, "→ primary") {
+				firstPrimary = e.Target
+			}
+		}
+	}
+	fmt.Printf("replaying %s seed %d from %s (%d faults anchored to the original's events)\n", b.Scenario.Name, b.Scenario.Seed, pos[0], len(anchors))
+	outs, runErr := runBatch(ctx, []*scenario.Scenario{b.Scenario}, batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0], anchors: anchors, strict: *strict, firstPrimary: firstPrimary})
 	if len(outs) != 1 {
 		return runErr
+	}
+	landed := 0
+	for _, c := range outs[0].Replay {
+		mark := "same "
+		if c.Same {
+			landed++
+		} else {
+			mark = "DIFF "
+		}
+		fmt.Printf("  %s step %d %s: %s\n", mark, c.Step, c.Fault, c.Detail)
+	}
+	if len(anchors) > 0 {
+		fmt.Printf("%d of %d faults landed on the original's event\n", landed, len(anchors))
+	}
+	wasFail, nowFail := firstFailed(b.Results, b.Meta.Error), firstFailed(outs[0].Results, errString(outs[0].Err))
+	switch {
+	case wasFail == "":
+		fmt.Println("the original passed")
+	case wasFail == nowFail:
+		fmt.Printf("REPRODUCED: the replay fails first on %s, as the original did\n", nowFail)
+	default:
+		fmt.Printf("NOT reproduced: the original failed first on %s, the replay on %q\n", wasFail, nowFail)
 	}
 	again, err := bundle.Open(outs[0].Archive)
 	if err != nil {
@@ -247,6 +295,26 @@ func cmdReplay(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("fault timeline: the same %d fault and heal events as the original\n", len(now))
 	return runErr
+}
+
+// firstFailed names the first failing audit of a run, or its run error.
+func firstFailed(rs []audit.Result, runErr string) string {
+	for _, r := range rs {
+		if !r.Pass {
+			return r.Name
+		}
+	}
+	if runErr != "" {
+		return "run error"
+	}
+	return ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func cmdList(ctx context.Context, args []string) error {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/plan"
@@ -76,6 +77,12 @@ type batchOptions struct {
 	swarmSeed int64 // for the replay hint
 	// publicImages: the docker runtime runs etcd and toxiproxy from public images.
 	publicImages bool
+	// anchors and strict: a replay's faults land on the original's events.
+	anchors      map[int]audit.Anchor
+	strict       bool
+	firstPrimary string
+	// screenshot: each report.html is opened in Chromium and report.png written.
+	screenshot bool
 }
 
 // runBatch runs scenarios up to parallel at a time, prints one verdict per
@@ -109,7 +116,7 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages}
+			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages, Anchors: o.anchors, Strict: o.strict, FirstPrimary: o.firstPrimary, Screenshot: o.screenshot}
 			if o.parallel == 1 {
 				opts.Progress = os.Stderr
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/browser"
 	"github.com/oplogha/oplogha/harness/docker"
 	"github.com/oplogha/oplogha/harness/runtime"
 )
@@ -38,6 +39,9 @@ func cmdTools(ctx context.Context, args []string) error {
 	for _, b := range bins {
 		fmt.Printf("%-10s %-10s %s\n", b.Name, b.Version, b.Path)
 	}
+	if err := listChromium(ctx); err != nil {
+		return err
+	}
 	if !*images {
 		return nil
 	}
@@ -63,5 +67,26 @@ func cmdTools(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("image %-28s %s\n", ref, state)
 	}
+	return nil
+}
+
+// listChromium lists the browser that opens report.html (chaos run
+// --screenshot, make demo, the browser tests). A Debian package, not a
+// pinned build: when it is missing this says how to install it, and fails
+// when OPLOGHA_REQUIRE_BROWSER is set.
+func listChromium(ctx context.Context) error {
+	path, err := browser.Find()
+	if err != nil {
+		if browser.Required() {
+			return fmt.Errorf("%w (%s is set)", err, browser.RequireEnv)
+		}
+		fmt.Fprintf(os.Stderr, "chromium   missing: %s (for report.png; the browser tests skip without it)\n", browser.InstallHint)
+		return nil
+	}
+	v, err := browser.Version(ctx, path)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-10s %-10s %s\n", "chromium", v, path)
 	return nil
 }

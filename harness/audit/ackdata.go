@@ -5,8 +5,7 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // keyFate is what the history says of one key.
@@ -129,7 +128,7 @@ type logTrail struct {
 
 func newLogTrail(in *Input) *logTrail {
 	t := &logTrail{byKey: map[[2]string][]string{}, batches: map[uint64][]string{}}
-	ks, err := keyspace.New(in.ClusterID)
+	ks, err := contract.NewKeyspace(in.ClusterID)
 	if err != nil {
 		return t
 	}
@@ -142,7 +141,7 @@ func newLogTrail(in *Input) *logTrail {
 			t.batches[id] = append(t.batches[id], fmt.Sprintf("deleted at rev %d", e.Revision))
 			continue
 		}
-		b, err := oplog.DecodeBatch(e.Value)
+		b, err := contract.DecodeBatch(e.Value)
 		if err != nil {
 			t.batches[id] = append(t.batches[id], fmt.Sprintf("undecodable at rev %d", e.Revision))
 			continue

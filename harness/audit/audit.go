@@ -47,6 +47,23 @@ type Event struct {
 	// the store, and EtcdRevision etcd's revision once it had.
 	Corrupted    []string `json:"corrupted,omitempty"`
 	EtcdRevision int64    `json:"etcd_rev,omitempty"`
+	// Anchor is the logical event a fault landed on (fault events only).
+	Anchor *Anchor `json:"anchor,omitempty"`
+}
+
+// Anchor is what the system had done when a fault was injected, so a replay
+// can inject it at the same logical event rather than at the same offset:
+// the step, the durable batch and etcd revision, each master's role, the
+// nodes it hit, and the failpoint hit a preceding wait saw.
+type Anchor struct {
+	Step    int               `json:"step"` // 1-based index of the fault's step
+	BatchID uint64            `json:"batch_id"`
+	EtcdRev int64             `json:"etcd_rev"`
+	Roles   map[string]string `json:"roles,omitempty"` // master → role at injection
+	Targets []string          `json:"targets,omitempty"`
+	// AfterFailpoint is the failpoint hit the step before waited for
+	// ("name@node×hits"), when it did.
+	AfterFailpoint string `json:"after_failpoint,omitempty"`
 }
 
 // Input is everything the audits read.

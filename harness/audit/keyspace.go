@@ -6,9 +6,8 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/legacy"
-	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
@@ -22,7 +21,7 @@ import (
 // Revisions the harness itself wrote (fault events' Revisions) update the
 // model without being judged: what the system does next must cope with them.
 func KeyspaceOrder(in *Input) Result {
-	ks, err := keyspace.New(in.ClusterID)
+	ks, err := contract.NewKeyspace(in.ClusterID)
 	if err != nil {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}
@@ -66,7 +65,7 @@ const garbled = ^uint64(0)
 
 // replay is the namespace as of the revision being judged.
 type replay struct {
-	ks keyspace.Keyspace
+	ks contract.Keyspace
 	ev evidence
 	n  map[string]int // exercised counts by invariant id
 
@@ -75,7 +74,7 @@ type replay struct {
 
 	view             uint64
 	viewSet          bool
-	prefix           *oplog.DurablePrefix
+	prefix           *contract.DurablePrefix
 	importedPrefix   bool              // the prefix was set by a legacy import and no batch appended since
 	batches          map[uint64]uint64 // present batch → its last seq
 	batchView        map[uint64]uint64 // batch → the view it was appended under
@@ -90,7 +89,7 @@ type replay struct {
 	revs, prefixPuts int
 }
 
-func newReplay(ks keyspace.Keyspace, events []Event) *replay {
+func newReplay(ks contract.Keyspace, events []Event) *replay {
 	r := &replay{ks: ks, n: map[string]int{}, injected: map[int64]bool{}, corrupted: map[string]int64{},
 		batches: map[uint64]uint64{}, batchView: map[uint64]uint64{}, writerEnded: map[int64]int64{}}
 	for _, e := range events {
@@ -113,12 +112,12 @@ func (r *replay) add(id string, rev int64, format string, args ...any) {
 // change is one revision's writes, sorted by what they touch.
 type change struct {
 	rev       int64
-	batchPuts []state.Batch
+	batchPuts []contract.Batch
 	deletes   []uint64
-	prefix    *oplog.DurablePrefix
+	prefix    *contract.DurablePrefix
 	prefixDel bool
 	view      *uint64
-	floor     *oplog.Floor
+	floor     *contract.Floor
 	latest    *slot
 	fallback  *slot
 	writer    *writer
@@ -183,21 +182,28 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			report("view-grows", "producer view deleted")
 			return
 		}
-		v, err := oplog.DecodeProducerView(e.Value)
+		v, err := contract.DecodeProducerView(e.Value)
 		if err != nil {
 			report("view-grows", "producer view %q: %v", e.Value, err)
 			return
 		}
-		c.view = &v
+		view := uint64(v)
+		c.view = &view
 	case e.Key == ks.DurablePrefix():
 		if !put {
 			c.prefixDel = true
 			report("prefix-terminal", "durable prefix deleted")
 			return
 		}
-		p, err := oplog.DecodeDurablePrefix(e.Value)
+		p, err := contract.DecodeDurablePrefix(e.Value)
 		if err != nil {
 			report("prefix-terminal", "durable prefix %q: %v", e.Value, err)
+			return
+		}
+		if (p.BatchID == 0) != (p.LastSeq == 0) || p.LastSeq < p.BatchID {
+			// Upstream refuses inconsistent zero fields at startup; a last
+			// sequence below the batch id has no history behind it.
+			report("prefix-terminal", "durable prefix %q: batch %d with last seq %d", e.Value, p.BatchID, p.LastSeq)
 			return
 		}
 		c.prefix = &p
@@ -217,7 +223,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			report("floor-monotonic", "compaction floor deleted")
 			return
 		}
-		f, err := oplog.DecodeFloor(e.Value)
+		f, err := contract.DecodeFloor(e.Value)
 		if err != nil {
 			report("floor-monotonic", "compaction floor %q: %v", e.Value, err)
 			return
@@ -227,7 +233,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 		id, isBatch := ks.ParseBatch(e.Key)
 		if !isBatch {
 			r.n["namespace-keys"]++
-			if !strings.HasPrefix(e.Key, ks.Leader()) && !strings.HasPrefix(e.Key, ks.Root()+"/snapshot/") {
+			if !strings.HasPrefix(e.Key, ks.Leader()) && !strings.HasPrefix(e.Key, ks.SnapshotPrefix()) {
 				report("namespace-keys", "unexpected key %s in the namespace", e.Key)
 			}
 			return
@@ -239,7 +245,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 		if e.Version != 1 {
 			report("batch-once", "batch %d overwritten (version %d, created at rev %d)", id, e.Version, e.CreateRevision)
 		}
-		b, err := oplog.DecodeBatch(e.Value)
+		b, err := contract.DecodeBatch(e.Value)
 		if err != nil {
 			if injected {
 				r.batches[id] = garbled // garbage the harness wrote: present, unreadable
@@ -320,7 +326,7 @@ func (r *replay) judgeAppend(c *change) {
 		if len(c.batchPuts) != 1 || c.batchPuts[0].ID != b.BatchID || c.batchPuts[0].LastSeq != b.LastSeq {
 			r.add("append-continues", rev, "durable prefix moved to batch %d seq %d without exactly that batch in the same transaction (%d batch puts)", b.BatchID, b.LastSeq, len(c.batchPuts))
 		}
-		var last oplog.DurablePrefix
+		var last contract.DurablePrefix
 		if r.prefix != nil {
 			last = *r.prefix
 		}
@@ -594,7 +600,7 @@ func (r *replay) countFencedOrphans(objs *StoreReport) {
 // the prefix from the zero state straight to the import cursor, published
 // the floor at batch 1 and the latest pointer at the cursor, and wrote no
 // batch.
-func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *oplog.DurablePrefix, batchPuts int, floorPut bool, latest *slot) {
+func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *contract.DurablePrefix, batchPuts int, floorPut bool, latest *slot) {
 	bad := func(format string, args ...any) {
 		ev.add("[legacy-import-once] rev %d: %s", rev, fmt.Sprintf(format, args...))
 	}

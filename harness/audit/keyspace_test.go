@@ -13,27 +13,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
-	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
-	"github.com/oplogha/oplogha/impl/state"
 )
 
 // revs builds an MVCC history the way the protocol writes it, one revision
 // per transaction.
 type revs struct {
-	ks       keyspace.Keyspace
+	ks       contract.Keyspace
 	rev      int64
 	events   []etcddump.Event
-	prefix   oplog.DurablePrefix
+	prefix   contract.DurablePrefix
 	view     uint64
 	latest   []byte
 	versions map[string]int64
 	harness  []int64 // revisions the "harness" wrote
 }
 
-func newRevs() *revs { return &revs{ks: keyspace.Must("c"), versions: map[string]int64{}} }
+func newRevs() *revs { return &revs{ks: contract.MustKeyspace("c"), versions: map[string]int64{}} }
 
 func (r *revs) put(key string, value []byte, lease int64) {
 	r.versions[key]++
@@ -48,19 +46,19 @@ func (r *revs) del(key string) {
 func (r *revs) claim(view uint64) {
 	r.rev++
 	r.view = view
-	r.put(r.ks.ProducerView(), oplog.EncodeProducerView(view), 0)
+	r.put(r.ks.ProducerView(), encView(view), 0)
 	if view == 1 {
-		r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 0)
+		r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
 	}
 }
 
 func (r *revs) appendBatch() {
 	r.rev++
-	b := state.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1, Entries: []state.Entry{state.Remove("t", "k")}}
-	rec, _ := oplog.EncodeBatch(b)
+	b := contract.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}}
+	rec, _ := contract.EncodeBatch(b)
 	r.put(r.ks.Batch(b.ID), rec, 0)
-	r.prefix = oplog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
-	r.put(r.ks.DurablePrefix(), r.prefix.Encode(), 0)
+	r.prefix = contract.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
+	r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(r.prefix), 0)
 }
 
 // lease puts the writer key under a lease (0: release it).
@@ -98,7 +96,7 @@ func (r *revs) publish(batch uint64, lease int64, view uint64) {
 
 func (r *revs) floor(n uint64) {
 	r.rev++
-	r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: n}.Encode(), 0)
+	r.put(r.ks.CompactionFloor(), contract.Floor{BatchID: n}.Encode(), 0)
 }
 
 func (r *revs) deleteBatches(from, through uint64) {
@@ -163,25 +161,25 @@ var keyspaceViolations = map[string]map[string]struct {
 	"append-continues": {
 		"prefix jumps": {func(r *revs) {
 			r.rev++
-			rec, _ := oplog.EncodeBatch(state.Batch{ID: 8, FirstSeq: 8, LastSeq: 8, Entries: []state.Entry{state.Remove("t", "x")}})
+			rec, _ := contract.EncodeBatch(contract.Batch{ID: 8, FirstSeq: 8, LastSeq: 8, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(8), rec, 0)
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: 8, LastSeq: 8}.Encode(), 0)
+			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 8, LastSeq: 8}), 0)
 		}, "durable prefix jumped from batch 6 to 8"},
 		"batch without prefix": {func(r *revs) {
 			r.rev++
-			rec, _ := oplog.EncodeBatch(state.Batch{ID: 7, FirstSeq: 7, LastSeq: 7, Entries: []state.Entry{state.Remove("t", "x")}})
+			rec, _ := contract.EncodeBatch(contract.Batch{ID: 7, FirstSeq: 7, LastSeq: 7, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(7), rec, 0)
 		}, "batch 7 written without moving the durable prefix"},
 		"corrupt batch": {func(r *revs) {
 			r.rev++
 			r.put(r.ks.Batch(7), []byte("[1,7"), 0)
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: 7, LastSeq: 7}.Encode(), 0)
+			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 7, LastSeq: 7}), 0)
 		}, "batch 7 does not decode"},
 		"sequence gap": {func(r *revs) {
 			r.rev++
-			rec, _ := oplog.EncodeBatch(state.Batch{ID: 7, FirstSeq: 9, LastSeq: 9, Entries: []state.Entry{state.Remove("t", "x")}})
+			rec, _ := contract.EncodeBatch(contract.Batch{ID: 7, FirstSeq: 9, LastSeq: 9, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(7), rec, 0)
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{BatchID: 7, LastSeq: 9}.Encode(), 0)
+			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 7, LastSeq: 9}), 0)
 		}, "batch 7 starts at seq 9, the prefix before it ended at 6"},
 	},
 	"prefix-terminal": {
@@ -200,7 +198,7 @@ var keyspaceViolations = map[string]map[string]struct {
 	"batch-once": {
 		"batch overwritten": {func(r *revs) {
 			r.rev++
-			rec, _ := oplog.EncodeBatch(state.Batch{ID: 6, FirstSeq: 6, LastSeq: 6, Entries: []state.Entry{state.Remove("t", "x")}})
+			rec, _ := contract.EncodeBatch(contract.Batch{ID: 6, FirstSeq: 6, LastSeq: 6, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(6), rec, 0)
 		}, "batch 6 overwritten"},
 	},
@@ -212,7 +210,7 @@ var keyspaceViolations = map[string]map[string]struct {
 		"delete in the floor's revision": {func(r *revs) {
 			r.lease(2)
 			r.rev++
-			r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: 3}.Encode(), 0)
+			r.put(r.ks.CompactionFloor(), contract.Floor{BatchID: 3}.Encode(), 0)
 			r.del(r.ks.Batch(3))
 		}, "deleted in the revision that published the floor"},
 		"delete before any floor": {func(r *revs) {
@@ -342,12 +340,12 @@ var keyspaceViolations = map[string]map[string]struct {
 			}
 			r.byHarness() // the history lost, the rest left in place
 			r.rev++
-			r.put(r.ks.ProducerView(), oplog.EncodeProducerView(3), 0)
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 0)
+			r.put(r.ks.ProducerView(), encView(3), 0)
+			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
 		}, "namespace initialised (zero durable prefix) while it still held producer view 2, compaction floor 2, snapshot pointers: residue read as an empty cluster"},
 		"prefix reset": {func(r *revs) {
 			r.rev++
-			r.put(r.ks.DurablePrefix(), oplog.DurablePrefix{}.Encode(), 0)
+			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
 		}, "durable prefix reset to the zero state"},
 	},
 	"namespace-keys": {
@@ -440,4 +438,13 @@ func TestObjectsAuditFailsAMissingTarget(t *testing.T) {
 	require.Contains(t, evidence0(res), "[pointer-targets-present] at 2.000s: the fallback 00000000000000000002-1-00112233445566aa pointer names a snapshot the store no longer holds")
 	in.Retention[1].MissingTargets = nil
 	require.True(t, ObjectsAudit(in).Pass)
+}
+
+// encView is the producer view record of v (> 0).
+func encView(v uint64) []byte {
+	b, err := contract.EncodeProducerView(int64(v))
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -3,7 +3,7 @@ package audit
 import (
 	"fmt"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/legacy"
 )
 
@@ -13,7 +13,7 @@ import (
 // fixture itself; without one, no record at all. (That the import revision
 // moved prefix, floor and latest together is keyspace-order's to check.)
 func LegacyImport(in *Input) Result {
-	ks, err := keyspace.New(in.ClusterID)
+	ks, err := contract.NewKeyspace(in.ClusterID)
 	if err != nil {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/legacy"
-	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
@@ -45,10 +45,10 @@ func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, ptr []byte
 		r.put(r.ks.SnapshotLatest(), ptr, 0)
 	}
 	if !skipFloor {
-		r.put(r.ks.CompactionFloor(), oplog.Floor{BatchID: 1}.Encode(), 0)
+		r.put(r.ks.CompactionFloor(), contract.Floor{BatchID: 1}.Encode(), 0)
 	}
-	r.prefix = oplog.DurablePrefix{BatchID: 1, LastSeq: importSeq}
-	r.put(r.ks.DurablePrefix(), r.prefix.Encode(), 0)
+	r.prefix = contract.DurablePrefix{BatchID: 1, LastSeq: importSeq}
+	r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(r.prefix), 0)
 	r.put(r.ks.LegacyImport(), m.Encode(), 0)
 	r.appendBatch()
 	r.appendBatch()

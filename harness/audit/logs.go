@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/oplogha/oplogha/harness/leak"
-	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // LogsDir is where a bundle keeps every process log (bundle.LogsDir).
@@ -31,12 +30,12 @@ func LogAudit(in *Input) Result {
 		}
 	}
 	payloads := 0
-	if ks, err := keyspace.New(in.ClusterID); err == nil {
+	if ks, err := contract.NewKeyspace(in.ClusterID); err == nil {
 		for _, e := range in.Etcd {
 			if _, ok := ks.ParseBatch(e.Key); !ok || len(e.Value) == 0 {
 				continue
 			}
-			b, err := oplog.DecodeBatch(e.Value)
+			b, err := contract.DecodeBatch(e.Value)
 			if err != nil {
 				continue
 			}

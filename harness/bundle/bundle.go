@@ -36,6 +36,7 @@ const (
 	AuditFile       = "audit.json"
 	SummaryFile     = "summary.md"
 	ReportFile      = "report.html"
+	ScreenshotFile  = "report.png" // report.html as headless Chromium shows it (chaos run --screenshot)
 	LinearizeFile   = "linearizability.html"
 	SecretsFile     = "secrets.json" // salted hashes of the run's secrets, for the log audit
 )

@@ -7,21 +7,19 @@ import (
 	"github.com/oplogha/oplogha/harness/audit"
 )
 
-// retentionSVG draws the retention series on the run's time axis: batch
-// keys in etcd (the bounded OpLog), snapshot groups in the store, and the
-// largest etcd member's database size, each scaled to its own maximum and
-// labelled with it. Empty when the run has no samples.
+// retentionSVG draws the retention series on the timeline's axis (from the
+// cluster's boot, so the two pictures line up): batch keys in etcd (the
+// bounded OpLog), snapshot groups in the store, and the largest etcd
+// member's database size, each scaled to its own maximum and labelled with
+// it. Empty when the run has no samples.
 func (b *Bundle) retentionSVG() string {
 	ss := b.Input.Retention
 	if len(ss) < 2 {
 		return ""
 	}
-	end := b.Meta.DurationMS * 1e6
-	for _, s := range ss {
-		end = max(end, s.At)
-	}
+	ax := b.axis()
 	const left, width, h = 150.0, 1150.0, 70.0
-	x := func(ns int64) float64 { return left + width*float64(ns)/float64(end) }
+	x := func(ns int64) float64 { return ax.x(ns, left, width) }
 	m := audit.MaxRetention(ss)
 	type series struct {
 		name, color string

@@ -16,7 +16,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Event is one MVCC change to a key of the namespace.
@@ -40,7 +40,7 @@ type Final struct {
 }
 
 // ReadFinal reads the final keys.
-func ReadFinal(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (Final, error) {
+func ReadFinal(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (Final, error) {
 	resp, err := cli.Get(ctx, ks.Root()+"/", clientv3.WithPrefix())
 	if err != nil {
 		return Final{}, fmt.Errorf("read namespace: %w", err)
@@ -66,7 +66,7 @@ func ReadFinal(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) 
 // it returns the count. Reading in segments lets a run keep the history it
 // is about to compact away: segment [1, R] before compacting at R, then
 // [R+1, end] at the end.
-func ReadHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, from, upto int64, w io.Writer) (int, error) {
+func ReadHistory(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, from, upto int64, w io.Writer) (int, error) {
 	from = max(from, 1)
 	if upto < from {
 		return 0, nil
@@ -100,7 +100,7 @@ watch:
 			// watch resumes after the last event written.
 			if retries < 3 && strings.Contains(err.Error(), "invalid auth token") {
 				retries++
-				_, _ = cli.Get(wctx, ks.Root()+"/durable_prefix")
+				_, _ = cli.Get(wctx, ks.DurablePrefix())
 				goto watch
 			}
 			return n, fmt.Errorf("watch history: %w", err)

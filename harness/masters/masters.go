@@ -42,7 +42,14 @@ type Options struct {
 	Env []string
 	// Supervisor restarts nodes that exit (zero value: none does).
 	Supervisor Supervisor
+	// StartFirst, when set, names the node started alone first: the others
+	// start once it serves as primary (or after FirstPrimaryWait), so a
+	// replay's first election goes the way the original's went.
+	StartFirst string
 }
+
+// FirstPrimaryWait bounds how long the others wait for StartFirst to serve.
+const FirstPrimaryWait = 30 * time.Second
 
 // Node is one master.
 type Node struct {
@@ -129,11 +136,37 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 		s.Nodes = append(s.Nodes, n)
 	}
 	for _, n := range s.Nodes {
+		if n.Name != opts.StartFirst {
+			continue
+		}
+		if err := s.StartNode(n); err != nil {
+			return s, err
+		}
+		s.waitServing(ctx, n, FirstPrimaryWait)
+	}
+	for _, n := range s.Nodes {
+		if n.Name == opts.StartFirst {
+			continue
+		}
 		if err := s.StartNode(n); err != nil {
 			return s, err
 		}
 	}
 	return s, nil
+}
+
+// waitServing waits, up to timeout, until n says it is the primary.
+func (s *Set) waitServing(ctx context.Context, n *Node, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for ctx.Err() == nil {
+		for i, h := range s.Health(ctx) {
+			if s.Nodes[i] == n && h.Role == "primary" {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Reconfigure merges overrides into every node's config file; the next

@@ -212,13 +212,16 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
 		return err
 	}
 	rep := audit.StoreReport{Store: st.Name()}
-	ns := "/oplog/" + r.sc.Cluster.ClusterID
-	for _, slot := range []string{"latest", "fallback"} {
-		raw, ok := final.Keys[ns+"/snapshot/"+slot]
+	ks, err := r.keyspace()
+	if err != nil {
+		return err
+	}
+	for _, slot := range []struct{ name, key string }{{"latest", ks.SnapshotLatest()}, {"fallback", ks.SnapshotFallback()}} {
+		raw, ok := final.Keys[slot.key]
 		if !ok {
 			continue
 		}
-		pc := audit.PointerCheck{Slot: slot, Raw: raw}
+		pc := audit.PointerCheck{Slot: slot.name, Raw: raw}
 		p, err := publish.DecodePointer([]byte(raw))
 		if err != nil {
 			pc.Error = err.Error()

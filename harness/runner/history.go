@@ -11,15 +11,14 @@ import (
 
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/etcddump"
-	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // keepHistory appends the namespace's MVCC history from the last kept
 // revision through upto to the bundle's etcd history. The run calls it at
 // the end, and before every MVCC compaction it performs (compact-defrag),
 // so the keyspace-order audit still sees every revision from 1.
-func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, upto int64) error {
+func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, upto int64) error {
 	r.histMu.Lock()
 	defer r.histMu.Unlock()
 	path := filepath.Join(r.dir, bundle.EtcdHistoryFile)
@@ -38,10 +37,15 @@ func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks keyspace
 	return f.Close()
 }
 
+// keyspace names the cluster's etcd keys (impl/contract).
+func (r *run) keyspace() (contract.Keyspace, error) {
+	return contract.NewKeyspace(r.sc.Cluster.ClusterID)
+}
+
 // etcd dials the run's etcd members directly (no link) and returns the
 // cluster's keyspace; the caller closes the client.
-func (r *run) etcd() (*clientv3.Client, keyspace.Keyspace, error) {
-	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
+func (r *run) etcd() (*clientv3.Client, contract.Keyspace, error) {
+	ks, err := r.keyspace()
 	if err != nil {
 		return nil, ks, err
 	}
@@ -65,7 +69,7 @@ func (r *run) durableBatch(ctx context.Context) (uint64, error) {
 	if len(resp.Kvs) == 0 {
 		return 0, nil
 	}
-	p, err := oplog.DecodeDurablePrefix(resp.Kvs[0].Value)
+	p, err := contract.DecodeDurablePrefix(resp.Kvs[0].Value)
 	if err != nil {
 		return 0, err
 	}

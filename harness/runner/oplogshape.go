@@ -8,8 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/scenario"
-	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // oplogShape is what etcd holds of the OpLog right now, read directly.
@@ -26,7 +25,7 @@ func (s oplogShape) String() string {
 
 // oplogShape reads the shape through a client of the caller's; shapeNow
 // dials one for a single reading.
-func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (oplogShape, error) {
+func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (oplogShape, error) {
 	var sh oplogShape
 	resp, err := cli.Txn(ctx).Then(
 		clientv3.OpGet(ks.CompactionFloor()),
@@ -37,14 +36,14 @@ func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.
 		return sh, err
 	}
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-		f, err := oplog.DecodeFloor(kvs[0].Value)
+		f, err := contract.DecodeFloor(kvs[0].Value)
 		if err != nil {
 			return sh, fmt.Errorf("compaction floor: %w", err)
 		}
 		sh.Floor = f.BatchID
 	}
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
-		p, err := oplog.DecodeDurablePrefix(kvs[0].Value)
+		p, err := contract.DecodeDurablePrefix(kvs[0].Value)
 		if err != nil {
 			return sh, fmt.Errorf("durable prefix: %w", err)
 		}

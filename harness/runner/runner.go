@@ -26,6 +26,7 @@ import (
 	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/traffic"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Options control one run.
@@ -35,11 +36,26 @@ type Options struct {
 	Progress io.Writer // live progress; nil for none
 	Cache    *bin.Cache
 	Replayed string // bundle this run replays, for the record
+	// Anchors, when replaying, are the original run's fault anchors by
+	// step: each fault waits for the progress its original had and is aimed
+	// at the node the original hit. Strict ends the run at the first fault
+	// that cannot land where its original did.
+	Anchors map[int]audit.Anchor
+	Strict  bool
+	// FirstPrimary, when replaying, is the master that won the original's
+	// first election: it starts alone first so it wins again.
+	FirstPrimary string
 	// Runtime overrides the scenario's runtime (process | docker).
 	Runtime string
 	// PublicImages runs etcd and toxiproxy from their public images on the
 	// docker runtime (needs a registry) instead of locally built ones.
 	PublicImages bool
+	// Screenshot opens the rendered report.html in headless Chromium once
+	// every process of the run has stopped, and writes report.png into the
+	// bundle. A report with a console error, an empty timeline or an empty
+	// audit table fails the run (Outcome.Err says why; the bundle's audits
+	// keep their verdicts), as does a missing Chromium.
+	Screenshot bool
 }
 
 // Outcome is a finished run.
@@ -52,6 +68,9 @@ type Outcome struct {
 	Pass     bool
 	Results  []audit.Result
 	Err      error // the run itself failed (the bundle says where)
+	// Replay says, per fault of a replay, whether it landed where the
+	// original's did.
+	Replay   []ReplayCheck
 	Duration time.Duration
 	// DockerRun is the run id its containers, network and run image were
 	// labelled and named with (docker runtime only).
@@ -80,12 +99,17 @@ type run struct {
 	// ended are the master processes a fault ended (killed, stopped, or
 	// armed to panic), by fault name: a wait for that node's role means its
 	// next process, not the one on its way out.
-	ended    map[string]*proc.Process
-	order    []string
-	steps    []bundle.StepTiming
-	current  string
-	prog     *progress
-	binaries runtime.Binaries
+	ended map[string]*proc.Process
+	// stepIndex is the 1-based index of the step running; lastFailpointHit
+	// the failpoint hit the previous step waited for ("" when it did not).
+	stepIndex        int
+	lastFailpointHit string
+	replayChecks     []ReplayCheck
+	order            []string
+	steps            []bundle.StepTiming
+	current          string
+	prog             *progress
+	binaries         runtime.Binaries
 	// dockerRun is the docker engine's run id (labels, names) on the docker runtime.
 	dockerRun string
 	// generations counts traffic starts, so each start draws fresh keys.
@@ -115,6 +139,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)
 
+	parent := ctx // the report check outlives the scenario's timeout
 	ctx, cancel := context.WithTimeout(ctx, sc.Timeout)
 	defer cancel()
 	group := proc.NewGroup()
@@ -135,11 +160,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err := r.writeBundle(meta); err != nil {
 		return nil, fmt.Errorf("write bundle %s: %w", dir, err)
 	}
-	out, err := Finish(dir, opts.Keep)
+	out, err := Finish(parent, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	out.Err, out.Duration, out.DockerRun = runErr, time.Since(start), r.dockerRun
+	out.Err, out.Duration, out.DockerRun, out.Replay = errors.Join(runErr, out.Err), time.Since(start), r.dockerRun, r.replayChecks
 	return out, nil
 }
 
@@ -175,9 +200,10 @@ func relLog(path, work string) string {
 	return path
 }
 
-// Finish audits a written bundle, renders it and compresses it; a passing
-// bundle's directory is removed unless keep.
-func Finish(dir string, keep bool) (*Outcome, error) {
+// Finish audits a written bundle, renders it (and with opts.Screenshot
+// opens the report in Chromium, see Options) and compresses it; a passing
+// bundle's directory is removed unless opts.Keep.
+func Finish(ctx context.Context, dir string, opts Options) (*Outcome, error) {
 	b, err := bundle.Open(dir)
 	if err != nil {
 		return nil, err
@@ -199,12 +225,17 @@ func Finish(dir string, keep bool) (*Outcome, error) {
 	if err := b.WriteReport(); err != nil {
 		return nil, err
 	}
+	var reportErr error
+	if opts.Screenshot {
+		reportErr = checkReport(ctx, dir)
+	}
 	archive, err := bundle.Compress(dir)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Scenario: b.Meta.Scenario, Seed: b.Meta.Seed, Tier: b.Meta.Tier, Dir: dir, Archive: archive, Pass: b.Pass(), Results: rs}
-	if out.Pass && !keep {
+	out := &Outcome{Scenario: b.Meta.Scenario, Seed: b.Meta.Seed, Tier: b.Meta.Tier, Dir: dir, Archive: archive,
+		Pass: b.Pass() && reportErr == nil, Results: rs, Err: reportErr}
+	if out.Pass && !opts.Keep {
 		os.RemoveAll(dir)
 		out.Dir = ""
 	}
@@ -242,6 +273,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
 		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
 		S3: r.sc.Cluster.S3, Security: runtime.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
+	shape.FirstPrimary = r.opts.FirstPrimary
 	if sup := r.sc.Cluster.Supervisor; sup != nil {
 		shape.Supervisor = masters.Supervisor{Restart: sup.Restart, Backoff: sup.Backoff,
 			OnRestart: func(node string, exit error, after time.Duration, err error) {
@@ -258,9 +290,13 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
-	r.env = runtime.NewEnv(c, r.sc.Cluster.ClusterID, r.sc.Seed)
+	ks, err := contract.NewKeyspace(r.sc.Cluster.ClusterID)
+	if err != nil {
+		return err
+	}
+	r.env = runtime.NewEnv(c, ks, r.sc.Seed)
 	r.env.BeforeCompact = r.beforeCompact
-	r.events.add("note", "boot", "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
+	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obs sync.WaitGroup
 	obs.Add(2)
@@ -339,6 +375,7 @@ func (r *run) stopTraffic() {
 func (r *run) runSteps(ctx context.Context) error {
 	for i, st := range r.sc.Steps {
 		r.prog.step(i+1, st.Label())
+		r.stepIndex = i + 1
 		t := bundle.StepTiming{Index: i + 1, Label: st.Label(), Line: st.Line, StartNS: r.rec.Now()}
 		err := r.step(ctx, st)
 		t.EndNS, t.OK = r.rec.Now(), err == nil

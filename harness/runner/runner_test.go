@@ -17,6 +17,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/browser"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
@@ -146,7 +147,24 @@ func keptBundles(t *testing.T) string {
 	return dir
 }
 
-// The pr tier: every scenario under scenarios/pr passes with its audits.
+// smokeScreenshot says whether sc's run opens its report in Chromium: the
+// smoke scenario's does, so its bundle (which CI uploads) has report.png
+// and a report that breaks in a browser fails the tier. Without Chromium it
+// is left out, saying so, unless OPLOGHA_REQUIRE_BROWSER is set: then the
+// run fails for the missing browser.
+func smokeScreenshot(t *testing.T, sc *scenario.Scenario) bool {
+	if sc.Name != "smoke" {
+		return false
+	}
+	if _, err := browser.Find(); err != nil && !browser.Required() {
+		t.Logf("smoke without report.png: %v (set %s=1 to fail instead)", err, browser.RequireEnv)
+		return false
+	}
+	return true
+}
+
+// The pr tier: every scenario under scenarios/pr passes with its audits
+// (and the smoke run's report opens cleanly in a browser).
 func TestPRTierScenarios(t *testing.T) {
 	files, err := filepath.Glob("../../scenarios/pr/*.yaml")
 	require.NoError(t, err)
@@ -159,9 +177,16 @@ func TestPRTierScenarios(t *testing.T) {
 			defer cancel()
 			sc, err := scenario.Load(f)
 			require.NoError(t, err)
-			o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: c})
+			screenshot := smokeScreenshot(t, sc)
+			o, err := Run(ctx, sc, Options{Out: keptBundles(t), Cache: c, Screenshot: screenshot})
 			require.NoError(t, err)
 			requirePass(t, o)
+			if screenshot {
+				b, err := bundle.Open(o.Archive)
+				require.NoError(t, err)
+				defer os.RemoveAll(filepath.Dir(b.Dir))
+				require.FileExists(t, filepath.Join(b.Dir, bundle.ScreenshotFile), "the smoke bundle carries the report's picture")
+			}
 			t.Logf("%s passed in %v", sc.Name, o.Duration.Round(time.Millisecond))
 		})
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/runtime"
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
@@ -110,7 +110,7 @@ func countGroups(list []objstore.Info, prefix string) int {
 }
 
 // readPointers reads both pointer slots' raw values in one request.
-func readPointers(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) ([2][]byte, error) {
+func readPointers(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) ([2][]byte, error) {
 	var out [2][]byte
 	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback())).Commit()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/runtime"
@@ -23,8 +24,16 @@ import (
 )
 
 func (r *run) step(ctx context.Context, st scenario.Step) error {
+	afterFailpoint := r.lastFailpointHit
+	r.lastFailpointHit = ""
 	switch st.Kind() {
 	case "sleep":
+		if a, ok := r.nextAnchor(); ok && a.BatchID > 0 {
+			// A replay waits for the progress the next fault's original
+			// had, not for the time that happened to give it.
+			r.waitForBatch(ctx, a.BatchID, 3*st.Sleep+10*time.Second)
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -42,6 +51,17 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		if earlier, ok := r.injectedOrHealed(spec.Excluding); ok && len(earlier.Targets) > 0 {
 			spec.Excluding = earlier.Targets[0]
 		}
+		var divergence string
+		orig, replaying := r.opts.Anchors[r.stepIndex]
+		if replaying {
+			spec, divergence = r.pinToAnchor(ctx, spec, orig)
+			if divergence != "" && r.opts.Strict {
+				r.replayChecks = append(r.replayChecks, ReplayCheck{Step: r.stepIndex, Fault: st.Fault.Kind, Detail: divergence})
+				return fmt.Errorf("%w at step %d: %s", ErrDiverged, r.stepIndex, divergence)
+			}
+		}
+		anchor := r.anchorNow(ctx, r.stepIndex)
+		anchor.AfterFailpoint = afterFailpoint
 		before := r.masterProcesses()
 		in, err := faults.Inject(ctx, faultEnv{r.env, r}, spec)
 		name := st.As
@@ -59,7 +79,13 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 				r.ended[name] = p
 			}
 		}
-		r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in)
+		anchor.Targets = in.Targets
+		r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in, anchor)
+		if replaying {
+			c := checkLanding(st.Fault.Kind, orig, *anchor, divergence)
+			r.replayChecks = append(r.replayChecks, c)
+			r.events.add("note", "replay", joinTargets(in.Targets), c.Detail, c.Same)
+		}
 		return nil
 	case "heal":
 		if st.Heal == "all" {
@@ -97,31 +123,31 @@ type faultEnv struct {
 
 var _ faults.KeyEnv = faultEnv{}
 
-func (e faultEnv) EtcdDelete(ctx context.Context, suffix string) (int64, error) {
-	cli, ks, err := e.r.etcd()
+func (e faultEnv) EtcdDelete(ctx context.Context, key string) (int64, error) {
+	cli, _, err := e.r.etcd()
 	if err != nil {
 		return 0, err
 	}
 	defer cli.Close()
-	resp, err := cli.Delete(ctx, ks.Root()+suffix)
+	resp, err := cli.Delete(ctx, key)
 	if err != nil {
-		return 0, fmt.Errorf("delete %s: %w", suffix, err)
+		return 0, fmt.Errorf("delete %s: %w", key, err)
 	}
 	return resp.Header.Revision, nil
 }
 
 func (e faultEnv) EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (int64, int64, error) {
-	cli, ks, err := e.r.etcd()
+	cli, _, err := e.r.etcd()
 	if err != nil {
 		return 0, 0, err
 	}
 	defer cli.Close()
 	var ops []clientv3.Op
 	for _, k := range keys {
-		ops = append(ops, clientv3.OpDelete(ks.Root()+k))
+		ops = append(ops, clientv3.OpDelete(k))
 	}
 	for _, p := range prefixes {
-		ops = append(ops, clientv3.OpDelete(ks.Root()+p, clientv3.WithPrefix()))
+		ops = append(ops, clientv3.OpDelete(p, clientv3.WithPrefix()))
 	}
 	resp, err := cli.Txn(ctx).Then(ops...).Commit()
 	if err != nil {
@@ -135,19 +161,19 @@ func (e faultEnv) EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (i
 }
 
 func (e faultEnv) EtcdOldest(ctx context.Context, prefix string) (string, []byte, error) {
-	cli, ks, err := e.r.etcd()
+	cli, _, err := e.r.etcd()
 	if err != nil {
 		return "", nil, err
 	}
 	defer cli.Close()
-	resp, err := cli.Get(ctx, ks.Root()+prefix, clientv3.WithFirstCreate()...)
+	resp, err := cli.Get(ctx, prefix, clientv3.WithFirstCreate()...)
 	if err != nil {
 		return "", nil, fmt.Errorf("read %s: %w", prefix, err)
 	}
 	if len(resp.Kvs) == 0 {
 		return "", nil, nil
 	}
-	return strings.TrimPrefix(string(resp.Kvs[0].Key), ks.Root()), resp.Kvs[0].Value, nil
+	return string(resp.Kvs[0].Key), resp.Kvs[0].Value, nil
 }
 
 func joinTargets(ts []string) string {
@@ -315,6 +341,7 @@ func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 		}
 	}
 	hits := max(w.Hits, 1)
+	defer func() { r.lastFailpointHit = fmt.Sprintf("%s@%s×%d", name, node, hits) }()
 	return poll(ctx, func() (bool, string) {
 		n, err := r.env.FailpointHits(ctx, node, name)
 		if err != nil {
@@ -332,6 +359,16 @@ func excludeNote(n string) string {
 		return ""
 	}
 	return " other than " + n
+}
+
+// nextAnchor is the original's anchor of the next step, when replaying and
+// that step is a fault.
+func (r *run) nextAnchor() (audit.Anchor, bool) {
+	if r.opts.Anchors == nil || r.stepIndex >= len(r.sc.Steps) || r.sc.Steps[r.stepIndex].Kind() != "fault" {
+		return audit.Anchor{}, false
+	}
+	a, ok := r.opts.Anchors[r.stepIndex+1]
+	return a, ok
 }
 
 // masterProcesses are the masters' current processes, by node name.
@@ -411,20 +448,24 @@ func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
 }
 
 func (r *run) assert(ctx context.Context, a *scenario.Assert) error {
+	ks, err := r.keyspace()
+	if err != nil {
+		return err
+	}
 	if a.NoSnapshotsFor > 0 {
-		if err := r.unchangedFor(ctx, "/snapshot/latest", a.NoSnapshotsFor, func(cur string) error {
+		if err := r.unchangedFor(ctx, ks.SnapshotLatest(), a.NoSnapshotsFor, func(cur string) error {
 			return fmt.Errorf("a snapshot was published while none should be: %s", pointerSummary(cur))
 		}); err != nil {
 			return err
 		}
 	}
 	if a.NoCampaignFor > 0 {
-		if err := r.noKeysUnder(ctx, "/leader/", a.NoCampaignFor); err != nil {
+		if err := r.noKeysUnder(ctx, ks.LeaderCandidates(), a.NoCampaignFor); err != nil {
 			return err
 		}
 	}
 	if a.NoViewClaimsFor > 0 {
-		if err := r.unchangedFor(ctx, "/producer_view", a.NoViewClaimsFor, func(cur string) error {
+		if err := r.unchangedFor(ctx, ks.ProducerView(), a.NoViewClaimsFor, func(cur string) error {
 			return fmt.Errorf("a producer view was claimed while no node may: now %s", cur)
 		}); err != nil {
 			return err
@@ -487,12 +528,12 @@ func poll(ctx context.Context, cond func() (bool, string)) error {
 // waitSnapshots waits for count new publications of the latest pointer,
 // reading etcd directly (the observer puts each on the timeline).
 func (r *run) waitSnapshots(ctx context.Context, count int) error {
-	cli, err := r.cluster.Etcd.Client(nil)
+	cli, ks, err := r.etcd()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	key := "/oplog/" + r.sc.Cluster.ClusterID + "/snapshot/latest"
+	key := ks.SnapshotLatest()
 	var last string
 	if resp, err := cli.Get(ctx, key); err == nil && len(resp.Kvs) > 0 {
 		last = string(resp.Kvs[0].Value)
@@ -531,16 +572,16 @@ func sourceOf(h client.Health) string {
 	return h.Bootstrap.Source
 }
 
-// noKeysUnder fails if any key exists under the namespace prefix within d
-// (no node campaigns: the election prefix stays empty).
+// noKeysUnder fails if any key exists under prefix within d (no node
+// campaigns: the election prefix stays empty).
 func (r *run) noKeysUnder(ctx context.Context, prefix string, d time.Duration) error {
-	cli, ks, err := r.etcd()
+	cli, _, err := r.etcd()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
-		resp, err := cli.Get(ctx, ks.Root()+prefix, clientv3.WithPrefix(), clientv3.WithLimit(1))
+		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithLimit(1))
 		if err != nil {
 			return err
 		}
@@ -556,16 +597,15 @@ func (r *run) noKeysUnder(ctx context.Context, prefix string, d time.Duration) e
 	return nil
 }
 
-// unchangedFor fails, with changed's error, if the namespace key suffix
-// changes within d.
-func (r *run) unchangedFor(ctx context.Context, suffix string, d time.Duration, changed func(cur string) error) error {
-	cli, ks, err := r.etcd()
+// unchangedFor fails, with changed's error, if key's value changes within d.
+func (r *run) unchangedFor(ctx context.Context, key string, d time.Duration, changed func(cur string) error) error {
+	cli, _, err := r.etcd()
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
 	read := func() (string, error) {
-		resp, err := cli.Get(ctx, ks.Root()+suffix)
+		resp, err := cli.Get(ctx, key)
 		if err != nil || len(resp.Kvs) == 0 {
 			return "", err
 		}

@@ -44,11 +44,11 @@ func (t *timeline) addRevisions(kind, name, target, detail string, revs []int64)
 
 // addFault records a fault that took effect, with what it wrote into etcd
 // and which snapshots it damaged.
-func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected) {
+func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected, anchor *audit.Anchor) {
 	t.add(kind, name, target, detail, true)
 	t.mu.Lock()
 	e := &t.events[len(t.events)-1]
-	e.Revisions, e.Corrupted, e.EtcdRevision = in.Revisions, in.Corrupted, in.AtRevision
+	e.Revisions, e.Corrupted, e.EtcdRevision, e.Anchor = in.Revisions, in.Corrupted, in.AtRevision, anchor
 	t.mu.Unlock()
 }
 
@@ -75,7 +75,8 @@ func (r *run) observe(ctx context.Context) {
 	if err == nil {
 		defer cli.Close()
 	}
-	latestKey := "/oplog/" + r.sc.Cluster.ClusterID + "/snapshot/latest"
+	ks, _ := r.keyspace() // validated with the scenario
+	latestKey := ks.SnapshotLatest()
 	var latest string
 	for {
 		if cli != nil {

@@ -21,7 +21,7 @@ func (e *Env) CompactDefrag(ctx context.Context) (string, error) {
 	}
 	defer cli.Close()
 	before := largest(e.C.Etcd.Status(ctx))
-	resp, err := cli.Get(ctx, "/oplog/"+e.clusterID+"/durable_prefix")
+	resp, err := cli.Get(ctx, e.ks.DurablePrefix())
 	if err != nil {
 		return "", err
 	}

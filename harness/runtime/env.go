@@ -21,22 +21,26 @@ import (
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Env adapts a Cluster to faults.Env with the run's seeded choices.
 type Env struct {
-	C         *Cluster
-	rng       *rand.Rand
-	clusterID string
+	C   *Cluster
+	rng *rand.Rand
+	ks  contract.Keyspace
 	// BeforeCompact, when set, is called with the revision CompactDefrag is
 	// about to compact at, so the run can keep the history etcd will forget.
 	BeforeCompact func(ctx context.Context, rev int64) error
 }
 
-// NewEnv returns the cluster's fault environment.
-func NewEnv(c *Cluster, clusterID string, seed int64) *Env {
-	return &Env{C: c, clusterID: clusterID, rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa1175))}
+// NewEnv returns the fault environment of the cluster whose keys ks names.
+func NewEnv(c *Cluster, ks contract.Keyspace, seed int64) *Env {
+	return &Env{C: c, ks: ks, rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa1175))}
 }
+
+// Keyspace names the cluster's etcd keys.
+func (e *Env) Keyspace() contract.Keyspace { return e.ks }
 
 var _ faults.Env = (*Env)(nil)
 
@@ -281,16 +285,14 @@ func (e *Env) NodeForURL(url string) string {
 	return ""
 }
 
-func (e *Env) namespace() string { return "/oplog/" + e.clusterID }
-
-// EtcdGet reads a namespace key directly from the members (nil when absent).
-func (e *Env) EtcdGet(ctx context.Context, suffix string) ([]byte, error) {
+// EtcdGet reads a key directly from the members (nil when absent).
+func (e *Env) EtcdGet(ctx context.Context, key string) ([]byte, error) {
 	cli, err := e.C.Etcd.Client(nil)
 	if err != nil {
 		return nil, err
 	}
 	defer cli.Close()
-	resp, err := cli.Get(ctx, e.namespace()+suffix)
+	resp, err := cli.Get(ctx, key)
 	if err != nil || len(resp.Kvs) == 0 {
 		return nil, err
 	}
@@ -304,21 +306,21 @@ func (e *Env) EtcdRevision(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer cli.Close()
-	resp, err := cli.Get(ctx, e.namespace()+"/durable_prefix")
+	resp, err := cli.Get(ctx, e.ks.DurablePrefix())
 	if err != nil {
 		return 0, err
 	}
 	return resp.Header.Revision, nil
 }
 
-// EtcdPut writes a namespace key directly and returns the revision.
-func (e *Env) EtcdPut(ctx context.Context, suffix string, value []byte) (int64, error) {
+// EtcdPut writes a key directly and returns the revision.
+func (e *Env) EtcdPut(ctx context.Context, key string, value []byte) (int64, error) {
 	cli, err := e.C.Etcd.Client(nil)
 	if err != nil {
 		return 0, err
 	}
 	defer cli.Close()
-	resp, err := cli.Put(ctx, e.namespace()+suffix, string(value))
+	resp, err := cli.Put(ctx, key, string(value))
 	if err != nil {
 		return 0, err
 	}
@@ -358,7 +360,7 @@ func (e *Env) RevokeWriterLease(ctx context.Context, node string, wait time.Dura
 	deadline := time.Now().Add(wait)
 	seen := ""
 	for {
-		resp, err := cli.Get(ctx, e.namespace()+"/snapshot/writer")
+		resp, err := cli.Get(ctx, e.ks.SnapshotWriter())
 		if err != nil {
 			return "", err
 		}

@@ -42,6 +42,8 @@ type Shape struct {
 	Security Security
 	// Supervisor restarts masters that exit (zero value: none).
 	Supervisor masters.Supervisor
+	// FirstPrimary, when set, is started alone first (see masters.Options.StartFirst).
+	FirstPrimary string
 }
 
 // Security is what links and identities a cluster runs with.
@@ -210,7 +212,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	}
 	set, err := masters.Start(ctx, group, masters.Options{Env: env, ConfigFor: withWorkDir,
 		Binary: bins.Master.Path, Dir: filepath.Join(dir, "masters"), ClusterID: shape.ClusterID, Count: shape.Masters,
-		Config: shape.MasterConfig, Failpoints: shape.Failpoints, Supervisor: shape.Supervisor,
+		Config: shape.MasterConfig, Failpoints: shape.Failpoints, Supervisor: shape.Supervisor, StartFirst: shape.FirstPrimary,
 		AdvertiseFor: func(i int, listen string) (string, error) {
 			l, err := tx.Add(fmt.Sprintf("master-%d.api", i), listen)
 			if err != nil {

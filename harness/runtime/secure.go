@@ -12,6 +12,7 @@ import (
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Secured is a run's security material: its CA, the certificates of etcd,
@@ -93,7 +94,11 @@ func (s *Secured) authorize(ctx context.Context, ec *etcd.Cluster, shape Shape) 
 	if err := os.WriteFile(s.PasswordFile, []byte(pw+"\n"), 0o600); err != nil {
 		return fmt.Errorf("master password file: %w", err)
 	}
-	return ec.GrantPrefix(ctx, s.MasterUser, pw, "/oplog/"+shape.ClusterID+"/")
+	ks, err := contract.NewKeyspace(shape.ClusterID)
+	if err != nil {
+		return err
+	}
+	return ec.GrantPrefix(ctx, s.MasterUser, pw, ks.Root()+"/")
 }
 
 // masterConfig is what every master's configuration gets: the CA, its

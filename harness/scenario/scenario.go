@@ -18,6 +18,7 @@ import (
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/traffic"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Scenario is one scenario file.
@@ -396,6 +397,9 @@ func (sc *Scenario) validate() []string {
 		if sup.Backoff < 0 || sup.Backoff > time.Minute {
 			bad(0, "cluster.supervisor.backoff: %v: want 0 (500ms) up to 1m", sup.Backoff)
 		}
+	}
+	if _, err := contract.NewKeyspace(sc.Cluster.ClusterID); err != nil {
+		bad(0, "cluster.cluster_id: %v", err)
 	}
 	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {
 		bad(0, "cluster.etcd: %d members: want 1..7", sc.Cluster.Etcd)

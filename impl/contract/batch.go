@@ -169,6 +169,25 @@ func (b *Batch) Lossless() error {
 	return nil
 }
 
+// RecordOverhead is the most bytes a batch record holds besides its
+// entries' elements and the commas between them: "[1,", the batch id, first
+// and last seq (at most 20 digits each) each with the comma after it, the
+// brackets around the entries, and ",checksum]" (at most 10 digits). A
+// record of entries es is at most RecordOverhead plus the sum of their
+// EncodedLen plus one comma between each two.
+const RecordOverhead = 3 + 3*21 + 2 + 12
+
+// EncodedLen is the number of bytes e's element takes in the record
+// EncodeBatch writes, [op,"tenant","key","base64(payload)"], so that a
+// writer can cut batches to a byte budget before encoding them.
+func (e *Entry) EncodedLen() int {
+	var scratch [64]byte
+	n := 1 + len(strconv.AppendUint(scratch[:0], uint64(e.Op), 10)) + 1
+	n += len(appendJSONString(scratch[:0], e.Tenant)) + 1
+	n += len(appendJSONString(scratch[:0], e.Key)) + 1
+	return n + 2 + base64.StdEncoding.EncodedLen(len(e.Payload)) + 1
+}
+
 // EncodeBatch returns the batch record upstream's EncodeOpLogBatchRecord
 // writes for b:
 //

@@ -334,3 +334,34 @@ func appendUint(dst []byte, v uint64) []byte {
 	}
 	return append(dst, byte('0'+v%10))
 }
+
+// TestEntryEncodedLen: a record is exactly its overhead-free frame plus
+// each entry's EncodedLen and the commas between them, and never more than
+// RecordOverhead plus those.
+func TestEntryEncodedLen(t *testing.T) {
+	entries := []Entry{
+		{Op: OpRemove, Tenant: "t", Key: "k"},
+		{Op: OpPutEnd, Tenant: "", Key: "ünï \"q\" \x01/\x7f 😀", Payload: bytes.Repeat([]byte{7}, 301)},
+		{Op: OpSegmentMount, Key: "10.0.0.1:7000", Payload: []byte{1}},
+	}
+	b := Batch{ID: ^uint64(0), FirstSeq: ^uint64(0) - 2, LastSeq: ^uint64(0), Entries: entries}
+	rec, err := EncodeBatch(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := len(entries) - 1
+	for i := range entries {
+		one, err := EncodeBatch(Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: entries[i : i+1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		elem := one[len("[1,1,1,1,[") : bytes.LastIndexByte(one, ',')-1]
+		if got := entries[i].EncodedLen(); got != len(elem) {
+			t.Errorf("entry %d: EncodedLen %d, element %q is %d bytes", i, got, elem, len(elem))
+		}
+		sum += entries[i].EncodedLen()
+	}
+	if len(rec) > RecordOverhead+sum {
+		t.Errorf("record of %d bytes, bound %d", len(rec), RecordOverhead+sum)
+	}
+}

@@ -6,10 +6,12 @@
 //
 //   - keys.go: the etcd keys (batch records, their range, durable prefix,
 //     producer view; and the RFC's snapshot, leader and legacy-import keys);
+//     keyspace.go: Keyspace, every key of one cluster;
 //   - batch.go, batch_decode.go: the batch record, a JSON array checksummed
 //     with XXH32 over jsoncpp's serialization (json.go, jsonwrite.go
 //     reproduce jsoncpp's reader and writer as far as the record needs);
 //   - prefix.go: the durable prefix; view.go: the producer view;
+//     floor.go: the RFC's compaction floor;
 //   - payload_metadata.go, payload_segment.go: the struct_pack payloads the
 //     entries carry (structpack.go is the struct_pack wire format).
 //
@@ -19,6 +21,6 @@
 // struct_pack tolerate but no upstream writer produces are refused here).
 // Encoders write what upstream writes, and refuse a batch its decoder would
 // refuse. Every decode error wraps one of the sentinel errors (errors.Is) in
-// an *Error carrying the reason. Nothing here panics on any input, holds
-// state, or does I/O.
+// an *Error carrying the reason. Nothing here panics on any input (but
+// MustKeyspace, meant for constant ids), holds state, or does I/O.
 package contract

@@ -18,23 +18,25 @@ const MaxClusterIDLen = 128
 // are dropped, and what is left must be 1..128 bytes of [0-9A-Za-z_.-]. It
 // returns the normalized id and whether it is valid.
 //
-// Unlike impl/keyspace, upstream does not require the first byte to be a
-// letter or digit ("-a", "_", "." and ".." are valid) and does accept
-// trailing slashes ("c-1.x/" is "c-1.x").
+// The first byte need not be a letter or digit ("-a", "_", "." and ".." are
+// valid), and trailing slashes are accepted ("c-1.x/" is "c-1.x").
 func NormalizeClusterID(clusterID string) (string, bool) {
 	id := strings.TrimRight(clusterID, "/")
 	if id == "" || len(id) > MaxClusterIDLen {
 		return "", false
 	}
 	for i := 0; i < len(id); i++ {
-		c := id[i]
-		ok := c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' ||
-			c == '_' || c == '-' || c == '.'
-		if !ok {
+		if !clusterIDByte(id[i]) {
 			return "", false
 		}
 	}
 	return id, true
+}
+
+// clusterIDByte reports whether c may appear in a cluster id.
+func clusterIDByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' ||
+		c == '_' || c == '-' || c == '.'
 }
 
 // root is "/oplog/<normalized id>", or "" when the id is invalid.
@@ -145,8 +147,8 @@ func BuildDurablePrefixKey(clusterID string) string { return under(clusterID, "/
 // BuildProducerViewKey is "/oplog/<cluster>/producer_view".
 func BuildProducerViewKey(clusterID string) string { return under(clusterID, "/producer_view") }
 
-// The keys below are the project's RFC keys (the strings impl/keyspace
-// writes today), built under the same cluster id rule. Upstream has snapshot
+// The keys below are the project's RFC keys, built under the same cluster
+// id rule. Upstream has snapshot
 // control keys under the same "/oplog/<cluster>/snapshot/" prefix (latest,
 // fallback, compaction_floor), but names its maintenance lease key
 // "snapshot/maintenance" where the RFC has "snapshot/writer", and has no
@@ -154,6 +156,10 @@ func BuildProducerViewKey(clusterID string) string { return under(clusterID, "/p
 
 // BuildLeaderKey is the election prefix "/oplog/<cluster>/leader".
 func BuildLeaderKey(clusterID string) string { return under(clusterID, "/leader") }
+
+// BuildSnapshotKeyPrefix is "/oplog/<cluster>/snapshot/", the prefix of
+// every snapshot control key below.
+func BuildSnapshotKeyPrefix(clusterID string) string { return under(clusterID, "/snapshot/") }
 
 // BuildSnapshotWriterKey is the maintenance-lease owner key "/oplog/<cluster>/snapshot/writer".
 func BuildSnapshotWriterKey(clusterID string) string { return under(clusterID, "/snapshot/writer") }

@@ -2,8 +2,6 @@ package contract
 
 import (
 	"testing"
-
-	"github.com/oplogha/oplogha/impl/keyspace"
 )
 
 // TestKeyVectors: every key upstream builds, for valid and invalid cluster ids.
@@ -84,34 +82,5 @@ func TestParseBatchIDFromKey(t *testing.T) {
 	}
 	if _, ok := ParseBatchRecordKey("c", "/oplog/d/batches/00000000000000000007"); ok {
 		t.Error("ParseBatchRecordKey accepted another cluster's key")
-	}
-}
-
-// TestRFCKeysMatchKeyspace: the RFC keys are the strings impl/keyspace
-// writes today, so moving to this package changes no key.
-func TestRFCKeysMatchKeyspace(t *testing.T) {
-	for _, id := range []string{"c", "mooncake_cluster", "a-1.b_2"} {
-		ks := keyspace.Must(id)
-		pairs := []struct{ got, want string }{
-			{BuildLeaderKey(id), ks.Leader()},
-			{BuildSnapshotWriterKey(id), ks.SnapshotWriter()},
-			{BuildSnapshotLatestKey(id), ks.SnapshotLatest()},
-			{BuildSnapshotFallbackKey(id), ks.SnapshotFallback()},
-			{BuildCompactionFloorKey(id), ks.CompactionFloor()},
-			{BuildLegacyImportKey(id), ks.LegacyImport()},
-			{BuildDurablePrefixKey(id), ks.DurablePrefix()},
-			{BuildProducerViewKey(id), ks.ProducerView()},
-			{BatchRecordPrefix(id), ks.BatchPrefix()},
-			{BuildBatchRecordKey(id, 42), ks.Batch(42)},
-			{BuildBatchRecordKey(id, ^uint64(0)), ks.Batch(^uint64(0))},
-		}
-		for _, p := range pairs {
-			if p.got != p.want {
-				t.Errorf("%q: %q, keyspace has %q", id, p.got, p.want)
-			}
-		}
-	}
-	if BuildLeaderKey("bad id") != "" || BuildSnapshotLatestKey("") != "" {
-		t.Error("RFC key built for an invalid cluster id")
 	}
 }

@@ -2,8 +2,10 @@ package legacy
 
 import "errors"
 
-// Errors an import branches on. Every failure of Open wraps exactly one of
-// the first six; nothing is written anywhere before Open has succeeded.
+// Errors an import branches on. Every failure of Read that the snapshot
+// causes (not the store: an I/O error is wrapped as it comes) wraps exactly
+// one of the first seven, and a failure of Convert one of ErrContent and
+// ErrNotImportable; nothing is written anywhere before Open has succeeded.
 var (
 	ErrNotFound   = errors.New("legacy snapshot object not found")
 	ErrID         = errors.New("legacy snapshot id malformed")
@@ -11,9 +13,16 @@ var (
 	ErrManifest   = errors.New("legacy manifest mismatch")
 	ErrTruncated  = errors.New("legacy snapshot truncated")
 	ErrMalformed  = errors.New("legacy snapshot malformed")
-	// ErrContent: the rows decode but do not form a valid state (a replica on
-	// an unknown segment, a duplicate key, an empty replica list…).
+	// ErrContent: the files decode but do not form a consistent state (a
+	// duplicate key, a replica past its segment, a replica id not below
+	// replica_next_id…).
 	ErrContent = errors.New("legacy snapshot content invalid")
+	// ErrNotImportable: the snapshot is what upstream wrote, but importing it
+	// would lose state or invent it: upstream's decoder drops some of its
+	// objects (a memory replica on a segment that is draining, unmounted or
+	// without an allocator), a segment is not OK, or it holds replicas the
+	// state model cannot carry (disk, local-disk, DFS). See the package doc.
+	ErrNotImportable = errors.New("legacy snapshot not importable")
 
 	// ErrNamespaceNotEmpty: an import only goes into a fresh namespace.
 	ErrNamespaceNotEmpty = errors.New("namespace is not empty: a legacy snapshot is imported only into a fresh namespace")

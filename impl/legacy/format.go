@@ -2,19 +2,25 @@ package legacy
 
 import (
 	"fmt"
-
-	"github.com/vmihailenco/msgpack/v5"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
-// Object names inside a snapshot directory, and the catalog marker.
+// SnapshotRootBase is the directory upstream's catalog keeps every cluster's
+// snapshots under, inside its object store root
+// (snapshot_catalog_store.h: kSnapshotRootBase).
+const SnapshotRootBase = "mooncake_master_snapshot"
+
+// Object names inside a cluster's snapshot directory.
 const (
-	LatestObject     = "latest.txt"
-	DescriptorObject = "descriptor.txt"
-	ManifestObject   = "manifest.txt"
-	SegmentsObject   = "segments"
-	MetadataObject   = "metadata"
+	LatestObject      = "latest.txt"
+	DescriptorObject  = "descriptor.txt"
+	ManifestObject    = "manifest.txt"
+	MetadataObject    = "metadata"
+	SegmentsObject    = "segments"
+	TaskManagerObject = "task_manager"
 )
 
 // The manifest's serializer type and version: "messagepack|1.0.0|<id>".
@@ -23,102 +29,9 @@ const (
 	SerializerVersion = "1.0.0"
 )
 
-// Versions of the two msgpack documents this reader understands.
-const (
-	MetadataVersion = 1
-	SegmentsVersion = 1
-)
-
-// Metadata is the msgpack document in {id}/metadata: a table of shards, each
-// a zstd frame holding a msgpack array of Rows. Struct fields encode as a map
-// keyed by the msgpack tags, in declaration order.
-type Metadata struct {
-	Version       int         `msgpack:"version"`
-	ShardCount    int         `msgpack:"shard_count"`
-	ObjectCount   uint64      `msgpack:"object_count"`
-	ReplicaNextID uint64      `msgpack:"replica_next_id"`
-	Shards        List[Shard] `msgpack:"shards"`
-}
-
-// Shard is one metadata shard: its index, its row count and the zstd frame
-// of its rows.
-type Shard struct {
-	Index int    `msgpack:"index"`
-	Rows  uint64 `msgpack:"rows"`
-	Zstd  []byte `msgpack:"zstd"`
-}
-
-// Row is one object: the msgpack array [tenant, key, object].
-type Row struct {
-	_msgpack struct{} `msgpack:",as_array"` //nolint:unused // msgpack encoding directive
-	Tenant   string
-	Key      string
-	Object   Object
-}
-
-// Object is an object's metadata as the old master persisted it.
-type Object struct {
-	ClientID   string        `msgpack:"client_id"`
-	Size       uint64        `msgpack:"size"`
-	Replicas   List[Replica] `msgpack:"replicas"`
-	GroupID    string        `msgpack:"group_id"`
-	DataType   uint32        `msgpack:"data_type"`
-	HardPinned bool          `msgpack:"hard_pinned"`
-}
-
-// Replica is one replica descriptor with its persisted lifecycle status.
-type Replica struct {
-	ID      uint64 `msgpack:"id"`
-	Kind    string `msgpack:"kind"`
-	Segment string `msgpack:"segment"`
-	Offset  uint64 `msgpack:"offset"`
-	Length  uint64 `msgpack:"length"`
-	Status  string `msgpack:"status"`
-}
-
-// Segments is the msgpack document in {id}/segments: the segment registry.
-type Segments struct {
-	Version  int           `msgpack:"version"`
-	Segments List[Segment] `msgpack:"segments"`
-}
-
-// Segment is one registry entry.
-type Segment struct {
-	Endpoint string `msgpack:"endpoint"`
-	Name     string `msgpack:"name"`
-	Capacity uint64 `msgpack:"capacity"`
-	Kind     string `msgpack:"kind"`
-	FilePath string `msgpack:"file_path"`
-}
-
-// List is a msgpack array decoded one element at a time, so that memory
-// grows with the elements actually present, not with the length a header
-// claims: a 24-byte document announcing 2^32 elements fails at its end of
-// data instead of allocating them (msgpack/v5 sizes typed slices from the
-// header whatever its allocation limit says).
-type List[T any] []T
-
-// DecodeMsgpack implements msgpack.CustomDecoder.
-func (l *List[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
-	n, err := dec.DecodeArrayLen()
-	if err != nil {
-		return err
-	}
-	if n < 0 {
-		*l = nil
-		return nil
-	}
-	out := make([]T, 0, min(n, 1024))
-	for i := 0; i < n; i++ {
-		var v T
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		out = append(out, v)
-	}
-	*l = out
-	return nil
-}
+// NumShards is the number of metadata shards of upstream's master
+// (kNumShards): a shard index in the metadata file is below it.
+const NumShards = 1024
 
 var idPattern = regexp.MustCompile(`^[0-9]{8}_[0-9]{6}_[0-9]{3}$`)
 
@@ -143,4 +56,39 @@ func IDAt(t time.Time) string {
 // ManifestFor is the manifest text of snapshot id.
 func ManifestFor(id string) string {
 	return SerializerType + "|" + SerializerVersion + "|" + id
+}
+
+// UUID is upstream's 128-bit id (a segment, a client, a task): two 64-bit
+// halves, written "<hi>-<lo>" in decimal (types.cpp UuidToString).
+type UUID struct{ Hi, Lo uint64 }
+
+func (u UUID) String() string {
+	return strconv.FormatUint(u.Hi, 10) + "-" + strconv.FormatUint(u.Lo, 10)
+}
+
+// ParseUUID reads the "<hi>-<lo>" form. It takes only what upstream's
+// writer produces — two canonical decimals — where upstream's reader
+// (stoull) would also take signs, spaces and trailing text.
+func ParseUUID(s string) (UUID, error) {
+	hi, lo, ok := strings.Cut(s, "-")
+	a, errA := canonicalUint(hi)
+	b, errB := canonicalUint(lo)
+	if !ok || errA != nil || errB != nil {
+		return UUID{}, fmt.Errorf("uuid %q: want <hi>-<lo>, two decimals", clipString(s))
+	}
+	return UUID{a, b}, nil
+}
+
+func canonicalUint(s string) (uint64, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("not a canonical decimal: %q", s)
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+func clipString(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }

@@ -216,3 +216,25 @@ func TestCrashBeforeTheImportTransaction(t *testing.T) {
 	require.Equal(t, res.Marker.SnapshotID, o.Latest.Pointer.SnapshotID)
 	require.Equal(t, uint64(view), res.Marker.ProducerView)
 }
+
+// A snapshot upstream's own code wrote imports like a fixture: recovery by
+// the resulting pointer restores exactly the state Open built from it.
+func TestImportUpstreamVector(t *testing.T) {
+	ctx := context.Background()
+	w := newImportWorld(t)
+	snap, err := source(filepath.Join(vectors, "small")).Open(ctx, "mooncake_cluster", "20260101_000000_002")
+	require.NoError(t, err)
+	res, err := w.importer(t).Import(ctx, "mooncake_cluster", snap)
+	require.NoError(t, err)
+	require.Equal(t, 11, res.Marker.Objects)
+	require.Equal(t, 2, res.Marker.Segments)
+	require.Equal(t, "20260101_000000_002", res.Marker.LegacySnapshotID)
+	o, err := publish.Observe(ctx, w.srv.Client, w.ks)
+	require.NoError(t, err)
+	b := state.NewBuilder()
+	_, _, h, err := snapshot.Open(ctx, w.store, o.Latest.Pointer.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
+	require.NoError(t, err)
+	got, err := b.Finish(h.Cursor)
+	require.NoError(t, err)
+	require.Equal(t, snap.State.Digest(), got.Digest())
+}

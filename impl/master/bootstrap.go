@@ -22,14 +22,14 @@ func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
 	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
 	var tried []string
 	if m.store != nil {
-		o, err := publish.Observe(ctx, m.cli, m.ks)
+		latest, fallback, err := publish.ObserveSlots(ctx, m.cli, m.ks)
 		if err != nil {
 			return BootstrapInfo{Error: err.Error()}, err
 		}
 		for _, slot := range []struct {
 			name string
 			s    publish.Slot
-		}{{"latest", o.Latest}, {"fallback", o.Fallback}} {
+		}{{"latest", latest}, {"fallback", fallback}} {
 			if !slot.s.Present() {
 				continue
 			}

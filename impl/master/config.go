@@ -57,7 +57,7 @@ type Config struct {
 	EnableSnapshotGC          bool    `yaml:"enable_snapshot_gc" help:"delete old and orphan snapshot objects"`
 	EnableOplogPruning        bool    `yaml:"enable_oplog_pruning" help:"advance the compaction floor and delete covered batches"`
 	SnapshotBootstrapMode     string  `yaml:"snapshot_bootstrap_mode" help:"pointer | legacy-import (import one old primary snapshot into a fresh namespace, then pointer mode)"`
-	LegacyImportRoot          string  `yaml:"legacy_import_root" help:"legacy-import: where the old snapshots are: a directory, or s3://BUCKET/PREFIX on s3_endpoint"`
+	LegacyImportRoot          string  `yaml:"legacy_import_root" help:"legacy-import: the old master's object store root, holding mooncake_master_snapshot/{cluster_id}/: a directory, or s3://BUCKET/PREFIX on s3_endpoint"`
 	LegacyImportClusterID     string  `yaml:"legacy_import_cluster_id" help:"legacy-import: the old cluster namespace under the root (default: cluster_id)"`
 	LegacyImportSnapshotID    string  `yaml:"legacy_import_snapshot_id" help:"legacy-import: the snapshot to import, YYYYMMDD_HHMMSS_mmm (default: the one latest.txt names)"`
 	EnableSnapshot            bool    `yaml:"enable_snapshot" help:"the removed legacy primary snapshot writer: only false is accepted (standbys publish snapshots: enable_standby_snapshot)"`
@@ -207,8 +207,10 @@ func (c Config) Validate() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	if _, err := keyspace.New(c.ClusterID); err != nil {
+	if ks, err := keyspace.New(c.ClusterID); err != nil {
 		bad("cluster_id: %v", err)
+	} else if pathDots(ks.ClusterID()) {
+		bad("cluster_id: %q is a valid key component but names no directory under s3_prefix (the cluster's snapshot objects live in {s3_prefix}/{cluster_id})", c.ClusterID)
 	}
 	if c.Listen == "" {
 		bad("listen: required (host:port of the client API)")
@@ -330,7 +332,7 @@ func (c Config) validateLegacyImport() []error {
 		return errs
 	}
 	if c.LegacyImportRoot == "" {
-		bad("snapshot_bootstrap_mode: legacy-import requires legacy_import_root (the directory or s3://BUCKET/PREFIX holding {cluster_id}/latest.txt)")
+		bad("snapshot_bootstrap_mode: legacy-import requires legacy_import_root (the old master's object store root: the directory or s3://BUCKET/PREFIX holding mooncake_master_snapshot/{cluster_id}/latest.txt)")
 	}
 	if c.ObjectStore == "" {
 		bad("snapshot_bootstrap_mode: legacy-import requires a shared object store (object_store): the import becomes a schema-v1 snapshot there")
@@ -346,8 +348,10 @@ func (c Config) validateLegacyImport() []error {
 		bad("legacy_import_root: %q: want a directory or s3://BUCKET/PREFIX", c.LegacyImportRoot)
 	}
 	if c.LegacyImportClusterID != "" {
-		if _, err := keyspace.New(c.LegacyImportClusterID); err != nil {
+		if ks, err := keyspace.New(c.LegacyImportClusterID); err != nil {
 			bad("legacy_import_cluster_id: %v", err)
+		} else if pathDots(ks.ClusterID()) {
+			bad("legacy_import_cluster_id: %q names no directory under legacy_import_root", c.LegacyImportClusterID)
 		}
 	}
 	if c.LegacyImportSnapshotID != "" {
@@ -357,6 +361,11 @@ func (c Config) validateLegacyImport() []error {
 	}
 	return errs
 }
+
+// pathDots reports whether a cluster id, valid as a key component, is "."
+// or "..": as a path element it names the directory it should be in, or the
+// one above, so it cannot name a cluster's objects.
+func pathDots(id string) bool { return id == "." || id == ".." }
 
 // legacyClusterID is the old namespace an import reads.
 func (c Config) legacyClusterID() string {

@@ -40,7 +40,7 @@ func TestValidConfigsPass(t *testing.T) {
 	shared.LocalStoreDir, shared.AllowLocalStoreInProduction = "/mnt/shared", true
 	require.Empty(t, shared.Validate(), "an explicitly shared filesystem in production")
 	imp := withSnapshots(validConfig())
-	imp.SnapshotBootstrapMode, imp.LegacyImportRoot = "legacy-import", "s3://old-snapshots/mooncake_master_snapshot"
+	imp.SnapshotBootstrapMode, imp.LegacyImportRoot = "legacy-import", "s3://old-snapshots/store-root"
 	imp.LegacyImportSnapshotID, imp.LegacyImportClusterID = "20260620_143012_007", "mooncake_cluster"
 	require.Empty(t, imp.Validate(), "an explicit legacy import from S3")
 	require.Equal(t, "mooncake_cluster", imp.legacyClusterID())
@@ -57,6 +57,12 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 	}{
 		{"no cluster id", func(c *Config) { c.ClusterID = "" }, "cluster_id:"},
 		{"nested cluster id", func(c *Config) { c.ClusterID = "a/b" }, "cluster_id:"},
+		{"cluster id upstream refuses", func(c *Config) { c.ClusterID = "a b" }, `cluster_id: cluster id "a b": byte 1`},
+		{"cluster id naming no directory", func(c *Config) { c.ClusterID = "../" }, "names no directory under s3_prefix"},
+		{"legacy cluster id naming no directory", func(c *Config) {
+			*c = withSnapshots(*c)
+			c.SnapshotBootstrapMode, c.LegacyImportRoot, c.LegacyImportClusterID = "legacy-import", "/old", "."
+		}, `legacy_import_cluster_id: "." names no directory`},
 		{"no listen", func(c *Config) { c.Listen = "" }, "listen: required"},
 		{"no etcd", func(c *Config) { c.EtcdEndpoints = nil }, "etcd_endpoints: required"},
 		{"etcd not a URL", func(c *Config) { c.EtcdEndpoints = []string{"127.0.0.1:2379"} }, "want an http:// or https:// URL"},

@@ -28,7 +28,7 @@ func (e errRefused) Unwrap() error { return e.err }
 // an import may go into. Waiting does not fix these; the process exits.
 func legacyRefusal(err error) bool {
 	for _, e := range []error{legacy.ErrNotFound, legacy.ErrID, legacy.ErrDescriptor, legacy.ErrManifest, legacy.ErrTruncated,
-		legacy.ErrMalformed, legacy.ErrContent, legacy.ErrNamespaceNotEmpty, legacy.ErrOtherImport} {
+		legacy.ErrMalformed, legacy.ErrContent, legacy.ErrNotImportable, legacy.ErrNamespaceNotEmpty, legacy.ErrOtherImport} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -107,7 +107,8 @@ func (m *Master) prepareLegacyImport(ctx context.Context) error {
 	}
 	m.legacy = snap
 	m.log.Info("legacy snapshot read; imported when this node first becomes primary", "phase", "legacy_import", "legacy_snapshot_id", snap.ID,
-		"legacy_seq", snap.Seq, "objects", snap.Objects, "segments", snap.Segments, "read_ms", time.Since(start).Milliseconds())
+		"legacy_seq", snap.Seq, "objects", snap.Objects, "segments", snap.Segments, "left_behind", snap.Decoded.LeftBehind(),
+		"read_ms", time.Since(start).Milliseconds())
 	return nil
 }
 

@@ -86,7 +86,7 @@ func (m *Master) storeTrust() (objstore.Trust, bool) {
 }
 
 // storePrefix is {s3_prefix}/{cluster_id}: every snapshot of the cluster lives below.
-func (m *Master) storePrefix() string { return path.Join(m.cfg.S3Prefix, m.cfg.ClusterID) }
+func (m *Master) storePrefix() string { return path.Join(m.cfg.S3Prefix, m.ks.ClusterID()) }
 
 // s3Config is the S3 backend's configuration for bucket: endpoint,
 // region, credentials and, for an https endpoint, a transport that trusts

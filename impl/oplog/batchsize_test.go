@@ -1,6 +1,7 @@
 package oplog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/state"
@@ -107,10 +109,11 @@ func TestEntryBytesMatchesTheRecord(t *testing.T) {
 	for i, e := range entries {
 		n, err := entryBytes(e)
 		require.NoError(t, err)
-		head, err := encodeHead(state.Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []state.Entry{e}})
+		rec, err := EncodeBatch(state.Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []state.Entry{e}})
 		require.NoError(t, err)
-		// "[1,1,1,1,[" entry "]]": the entry's element is exact, its comma aside.
-		require.Equal(t, len(head)-len("[1,1,1,1,[]]"), n-1, "entry %d", i)
+		// "[1,1,1,1,[" entry "],checksum]": the entry's element is exact, its comma aside.
+		elem := rec[len("[1,1,1,1,[") : bytes.LastIndexByte(rec, ',')-1]
+		require.Equal(t, len(elem), n-1, "entry %d: %q", i, elem)
 	}
 	for _, b := range []state.Batch{
 		{ID: 1, FirstSeq: 1, LastSeq: uint64(len(entries)), Entries: entries},
@@ -386,4 +389,46 @@ func TestCarriedEntryIsAnsweredWhenTheCommitterStops(t *testing.T) {
 	<-g.Done()
 	require.ErrorIs(t, g.Err(), ErrFenced)
 	requireContinuous(t, srv.Client, ks, 1)
+}
+
+// An entry upstream's batch decoder would refuse (a reserved tenant) is
+// refused alone, as malformed, before its batch is sent: the entries
+// around it commit and nothing unreadable reaches etcd.
+func TestEntryUpstreamRefusesFailsAlone(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ks := keyspace.Must("refused")
+	ctx := ctxT(t)
+	w := newWriter(t, srv.Client, ks)
+	g, _, _ := newLimitedCommitter(t, w, Limits{}, Hooks{})
+	res := make(chan error, 3)
+	for _, e := range []state.Entry{state.PutRevoke("t", "a"), state.PutRevoke("_reserved", "b"), state.PutRevoke("t", "c")} {
+		go func() {
+			_, err := g.Submit(ctx, e)
+			res <- err
+		}()
+	}
+	var ok, refused int
+	for i := 0; i < 3; i++ {
+		switch err := <-res; {
+		case err == nil:
+			ok++
+		case errors.Is(err, state.ErrMalformed) && errors.Is(err, contract.ErrTenant) && !IsAmbiguous(err):
+			refused++
+		default:
+			t.Fatalf("unexpected: %v", err)
+		}
+	}
+	require.Equal(t, 2, ok)
+	require.Equal(t, 1, refused)
+	n := 0
+	_, err := (&Reader{KV: srv.Client, Keyspace: ks}).ReadAll(ctx, func(b state.Batch) error {
+		for _, e := range b.Entries {
+			require.Equal(t, "t", e.Tenant)
+			n++
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.NoError(t, g.Err())
 }

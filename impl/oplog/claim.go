@@ -33,10 +33,10 @@ func ClaimProducerView(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace
 			}
 			viewRev = viewKV.ModRevision
 		}
-		next := cur + 1
-		if next == 0 {
+		if cur >= MaxProducerView {
 			return 0, fmt.Errorf("producer view %d cannot grow", cur)
 		}
+		next := cur + 1
 		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(ks.ProducerView()), "=", viewRev)}
 		ops := []clientv3.Op{clientv3.OpPut(ks.ProducerView(), string(EncodeProducerView(next)))}
 		if prefixKV == nil {

@@ -1,11 +1,16 @@
-// Package oplog is the batch OpLog in etcd: the record codecs of DESIGN §2
-// (batch record, durable prefix, producer view, compaction floor), the fenced
-// batch writer a primary appends through, group commit of concurrent client
-// entries into batches, the validating reader a standby or a recovery replays
-// from, and the guarded range-delete primitive (RFC N09).
+// Package oplog is the batch OpLog in etcd: the fenced batch writer a primary
+// appends through, group commit of concurrent client entries into batches,
+// the validating reader a standby or a recovery replays from, and the
+// guarded range-delete primitive (RFC N09).
 //
-// Every decoder is strict: a record is accepted only in its canonical encoding,
-// so two replicas that accept the same bytes agree on their meaning, and any
-// divergence shows up as a typed error rather than a silently different state.
-// A missing record is never read as an empty one.
+// Every record it writes or reads (batch record, durable prefix, producer
+// view, compaction floor) goes through impl/contract's codecs, which are
+// upstream Mooncake's byte for byte (the floor is the RFC's): what this
+// package writes is what an upstream master writes for the same entries, and
+// it reads what an upstream master wrote. Decoding is deterministic, so two
+// replicas that accept the same bytes agree on their meaning; what a decoder
+// refuses is a typed error (ErrMalformed, ErrChecksum, ...) that wraps
+// contract's, never a silently different state. A missing record is never
+// read as an empty one, and, as upstream's reader requires, a durable prefix
+// whose terminal batch is missing or ends elsewhere is refused.
 package oplog

@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// Decode errors: what is wrong with a stored record.
+// Decode errors: what is wrong with a stored record. A codec error of
+// impl/contract comes wrapped in one of them (errors.Is matches both).
 var (
-	ErrMalformed    = errors.New("malformed record")
-	ErrNonCanonical = errors.New("record is not in canonical encoding")
-	ErrVersion      = errors.New("unsupported record version")
-	ErrChecksum     = errors.New("record checksum mismatch")
-	ErrSpan         = errors.New("batch sequence span does not match its entries")
+	ErrMalformed = errors.New("malformed record")
+	ErrVersion   = errors.New("unsupported record version")
+	ErrChecksum  = errors.New("record checksum mismatch")
+	ErrSpan      = errors.New("batch sequence span does not match its entries")
 )
 
 // History errors: what is wrong with the sequence of records.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/state"
@@ -291,10 +293,17 @@ func TestReaderRejectsBrokenHistory(t *testing.T) {
 		"malformed json": {func(t *testing.T, kv clientv3.KV, ks keyspace.Keyspace) {
 			putRaw(t, kv, ks.Batch(2), "[1,2,3")
 		}, ErrMalformed},
-		"non canonical": {func(t *testing.T, kv clientv3.KV, ks keyspace.Keyspace) {
+		"comment inside the record": {func(t *testing.T, kv clientv3.KV, ks keyspace.Keyspace) {
 			rec, _ := EncodeBatch(state.Batch{ID: 2, FirstSeq: 3, LastSeq: 4, Entries: []state.Entry{removeEntry(2), removeEntry(102)}})
-			putRaw(t, kv, ks.Batch(2), " "+string(rec))
+			putRaw(t, kv, ks.Batch(2), "[1,/* */"+string(rec[3:]))
 		}, ErrMalformed},
+		"terminal batch ends elsewhere": {func(t *testing.T, kv clientv3.KV, ks keyspace.Keyspace) {
+			rec, _ := EncodeBatch(state.Batch{ID: 5, FirstSeq: 9, LastSeq: 9, Entries: []state.Entry{removeEntry(5)}})
+			putRaw(t, kv, ks.Batch(5), string(rec))
+		}, ErrKeyMismatch},
+		"zero prefix over batches": {func(t *testing.T, kv clientv3.KV, ks keyspace.Keyspace) {
+			putRaw(t, kv, ks.DurablePrefix(), string(DurablePrefix{}.Encode()))
+		}, ErrRegression},
 		"seq regression": {func(t *testing.T, kv clientv3.KV, ks keyspace.Keyspace) {
 			rec, _ := EncodeBatch(state.Batch{ID: 3, FirstSeq: 4, LastSeq: 5, Entries: []state.Entry{removeEntry(3), removeEntry(103)}})
 			putRaw(t, kv, ks.Batch(3), string(rec))
@@ -334,8 +343,52 @@ func TestReaderRejectsBrokenHistory(t *testing.T) {
 		_, err := r.Scan(ctxT(t), state.Cursor{BatchID: 6, Seq: 12}, func(state.Batch) error { return nil })
 		require.ErrorIs(t, err, ErrRegression)
 	})
+	// Upstream checks the prefix's terminal batch even when there is
+	// nothing to replay; so does the head.
+	t.Run("terminal batch missing under a caught-up cursor", func(t *testing.T) {
+		srv, ks, r := setup(t)
+		_, err := srv.Client.Delete(ctxT(t), ks.Batch(5))
+		require.NoError(t, err)
+		_, err = r.Scan(ctxT(t), state.Cursor{BatchID: 5, Seq: 10}, func(state.Batch) error { return nil })
+		require.ErrorIs(t, err, ErrGap)
+		require.ErrorContains(t, err, ks.Batch(5))
+	})
+	// A record upstream's decoder accepts in a form other than its own is
+	// history like any other.
+	t.Run("upstream's lenient forms read", func(t *testing.T) {
+		srv, ks, r := setup(t)
+		rec, _ := EncodeBatch(state.Batch{ID: 2, FirstSeq: 3, LastSeq: 4, Entries: []state.Entry{removeEntry(2), removeEntry(102)}})
+		putRaw(t, srv.Client, ks.Batch(2), " "+strings.ReplaceAll(string(rec), ",", ", ")+"\n")
+		putRaw(t, srv.Client, ks.DurablePrefix(), `{"schema_version":1,"batch_id":5,"last_seq":10}`)
+		n := 0
+		_, err := r.ReadAll(ctxT(t), func(state.Batch) error { n++; return nil })
+		require.NoError(t, err)
+		require.Equal(t, 5, n)
+	})
 }
 
+// A terminal batch a readable compaction floor covers may be missing: a
+// legacy import leaves the prefix and the floor at batch 1 and no record.
+// Present, it must still be the prefix's.
+func TestHeadAcceptsTerminalBatchUnderTheFloor(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ks := keyspace.Must("imported")
+	putRaw(t, srv.Client, ks.DurablePrefix(), string(DurablePrefix{BatchID: 1, LastSeq: 40}.Encode()))
+	r := &Reader{KV: srv.Client, Keyspace: ks}
+	_, err := r.ReadHead(ctxT(t))
+	require.ErrorIs(t, err, ErrGap, "no floor: the terminal batch is missing")
+	putRaw(t, srv.Client, ks.CompactionFloor(), string(Floor{BatchID: 1}.Encode()))
+	h, err := r.ReadHead(ctxT(t))
+	require.NoError(t, err)
+	require.Equal(t, DurablePrefix{BatchID: 1, LastSeq: 40}, h.Prefix)
+	rec, _ := EncodeBatch(state.Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []state.Entry{removeEntry(1)}})
+	putRaw(t, srv.Client, ks.Batch(1), string(rec))
+	_, err = r.ReadHead(ctxT(t))
+	require.ErrorIs(t, err, ErrKeyMismatch, "present, the terminal batch must end at the prefix")
+}
+
+// A view upstream's TryParseProducerView refuses (a leading zero) fences
+// the writer as a malformed record and is never overwritten by a claim.
 func TestNonCanonicalViewIsRefused(t *testing.T) {
 	srv := etcdtest.Start(t)
 	ks := keyspace.Must("view")
@@ -343,9 +396,10 @@ func TestNonCanonicalViewIsRefused(t *testing.T) {
 	w := newWriter(t, srv.Client, ks)
 	putRaw(t, srv.Client, ks.ProducerView(), "0"+string(EncodeProducerView(w.View())))
 	_, err := w.Append(ctx, []state.Entry{removeEntry(1)})
-	require.ErrorIs(t, err, ErrNonCanonical)
+	require.ErrorIs(t, err, ErrMalformed)
+	require.ErrorIs(t, err, contract.ErrMalformed)
 	_, err = ClaimProducerView(ctx, srv.Client, ks)
-	require.ErrorIs(t, err, ErrNonCanonical, "a corrupt view is never overwritten")
+	require.ErrorIs(t, err, ErrMalformed, "a corrupt view is never overwritten")
 	got, _ := srv.Client.Get(ctx, ks.ProducerView())
 	require.Equal(t, "0"+string(EncodeProducerView(w.View())), string(got.Kvs[0].Value))
 }

@@ -2,12 +2,11 @@ package oplog
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -102,29 +101,20 @@ func NewGroupCommitter(w *Writer, newTx func() Tx, limits Limits, hooks Hooks) *
 	return g
 }
 
-// recordOverheadBytes bounds what a batch record holds besides its entries
-// and the commas between them: "[1,", the batch id, first and last seq (at
-// most 20 digits each) each with the comma after it, "[" and "]" around the
-// entries, and ",checksum]" (at most 10 digits).
-const recordOverheadBytes = 3 + 3*21 + 2 + 12
+// recordOverheadBytes bounds what a batch record holds besides its
+// entries and the commas between them (contract.RecordOverhead).
+const recordOverheadBytes = contract.RecordOverhead
 
-// entryBytes is the size of e's element in a batch record,
-// [op,"tenant","key","base64(payload)"], plus one for the comma before the
-// next element: a batch record is at most recordOverheadBytes plus the sum
-// of its entries' entryBytes. The error is the one EncodeBatch would meet.
+// entryBytes is the size of e's element in a batch record plus one for the
+// comma before the next element: a batch record is at most
+// recordOverheadBytes plus the sum of its entries' entryBytes. The error is
+// the one EncodeBatch would meet on e.
 func entryBytes(e state.Entry) (int, error) {
-	tenant, err := appendString(nil, e.Tenant)
-	if err != nil {
-		return 0, fmt.Errorf("tenant: %w", err)
+	if err := checkWritable(e); err != nil {
+		return 0, err
 	}
-	key, err := appendString(nil, e.Key)
-	if err != nil {
-		return 0, fmt.Errorf("key: %w", err)
-	}
-	var op [3]byte
-	// [ op , tenant , key , " payload " ] ,
-	return 1 + len(strconv.AppendUint(op[:0], uint64(e.Op), 10)) + 1 + len(tenant) + 1 + len(key) + 2 +
-		base64.StdEncoding.EncodedLen(len(e.Payload)) + 2 + 1, nil
+	ce := toContractEntry(e)
+	return ce.EncodedLen() + 1, nil
 }
 
 // ErrCommitterStopped: the committer is closed or ended on a terminal error.

@@ -69,7 +69,53 @@ func (r *Reader) ReadHead(ctx context.Context) (Head, error) {
 		return Head{}, &RecordError{Key: r.Keyspace.DurablePrefix(), Err: err}
 	}
 	h.Present = true
+	if err := r.checkTerminal(ctx, h, resp.Responses[1].GetResponseRange().Count); err != nil {
+		return Head{}, err
+	}
 	return h, nil
+}
+
+// checkTerminal is upstream's startup check of a durable prefix
+// (OpLogBatchStorage::ValidateDurablePrefixAtStartup, which the standby
+// reader repeats on every poll), at the head's revision: the zero prefix
+// stands only while no batch key exists, and any other prefix's terminal
+// batch must be present, be that batch and end at the prefix's last_seq.
+//
+// One deliberate difference: a terminal batch at or below a readable
+// compaction floor may be missing. The floor says such batches may have
+// been deleted, and a legacy import (CONTRACT.md §3) leaves exactly that:
+// its prefix and floor at batch 1, whose record was never written, and a
+// pointer at the prefix to restore from.
+func (r *Reader) checkTerminal(ctx context.Context, h Head, batchKeys int64) error {
+	p := h.Prefix
+	if p.BatchID == 0 {
+		if batchKeys > 0 {
+			return &RecordError{Key: r.Keyspace.DurablePrefix(), Err: fmt.Errorf("%w: zero durable prefix while %d batch keys exist", ErrRegression, batchKeys)}
+		}
+		return nil
+	}
+	key := r.Keyspace.Batch(p.BatchID)
+	resp, err := r.KV.Get(ctx, key, clientv3.WithRev(h.Revision))
+	if err != nil {
+		return fmt.Errorf("read the durable prefix's terminal batch %d at revision %d: %w", p.BatchID, h.Revision, err)
+	}
+	if len(resp.Kvs) == 0 {
+		if h.FloorErr == nil && h.Floor >= p.BatchID {
+			return nil
+		}
+		return &RecordError{Key: key, Err: fmt.Errorf("%w: the durable prefix's terminal batch %d is missing (compaction floor %d)", ErrGap, p.BatchID, h.Floor)}
+	}
+	b, err := DecodeBatch(resp.Kvs[0].Value)
+	if err != nil {
+		return &RecordError{Key: key, Err: err}
+	}
+	if b.ID != p.BatchID {
+		return &RecordError{Key: key, Err: fmt.Errorf("%w: record says batch %d", ErrKeyMismatch, b.ID)}
+	}
+	if b.LastSeq != p.LastSeq {
+		return &RecordError{Key: key, Err: fmt.Errorf("%w: terminal batch ends at seq %d, durable prefix says %d", ErrKeyMismatch, b.LastSeq, p.LastSeq)}
+	}
+	return nil
 }
 
 // Scan reads every batch after cursor from up to the durable prefix at one

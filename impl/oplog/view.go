@@ -1,21 +1,36 @@
 package oplog
 
 import (
-	"fmt"
-	"strconv"
+	"math"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
-// EncodeProducerView is the canonical decimal of view (> 0).
-func EncodeProducerView(view uint64) []byte { return strconv.AppendUint(nil, view, 10) }
+// MaxProducerView is the highest producer view: upstream's ViewVersionId is
+// a positive int64.
+const MaxProducerView = math.MaxInt64
 
-// DecodeProducerView accepts only a canonical decimal greater than zero.
-func DecodeProducerView(data []byte) (uint64, error) {
-	v, err := parseUintField("producer view", data)
+// EncodeProducerView is upstream's producer view record for view, its
+// decimal. A view outside 1..MaxProducerView has no record (no claim makes
+// one) and encodes as nil, which no stored view equals: a transaction
+// guarded on it never commits.
+func EncodeProducerView(view uint64) []byte {
+	if view > MaxProducerView {
+		return nil
+	}
+	b, err := contract.EncodeProducerView(int64(view))
 	if err != nil {
-		return 0, err
+		return nil
 	}
-	if v == 0 {
-		return 0, fmt.Errorf("producer view: %w: 0 is not a view", ErrMalformed)
+	return b
+}
+
+// DecodeProducerView accepts what upstream's TryParseProducerView accepts:
+// the canonical decimal of a view in 1..MaxProducerView.
+func DecodeProducerView(data []byte) (uint64, error) {
+	v, err := contract.DecodeProducerView(data)
+	if err != nil {
+		return 0, codecErr(err)
 	}
-	return v, nil
+	return uint64(v), nil
 }

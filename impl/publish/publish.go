@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
@@ -74,20 +75,35 @@ func Observe(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (Observe
 		}
 		o.View = v
 	}
-	for i, slot := range []*Slot{&o.Latest, &o.Fallback} {
-		kvs := resp.Responses[i].GetResponseRange().Kvs
-		if len(kvs) == 0 {
-			continue
-		}
-		slot.Raw = bytes.Clone(kvs[0].Value)
-		p, err := DecodePointer(slot.Raw)
-		if err != nil {
-			slot.Err = err
-			continue
-		}
-		slot.Pointer = &p
-	}
+	o.Latest, o.Fallback = slotOf(resp.Responses[0].GetResponseRange().Kvs), slotOf(resp.Responses[1].GetResponseRange().Kvs)
 	return o, nil
+}
+
+// slotOf decodes a pointer slot from its range response (empty: absent).
+func slotOf(kvs []*mvccpb.KeyValue) Slot {
+	if len(kvs) == 0 {
+		return Slot{}
+	}
+	s := Slot{Raw: bytes.Clone(kvs[0].Value)}
+	p, err := DecodePointer(s.Raw)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Pointer = &p
+	return s
+}
+
+// ObserveSlots reads only the two pointer slots, in one request: what
+// recovery needs. A snapshot plus its OpLog suffix proves itself (the suffix
+// is read contiguously up to the durable prefix), so an unreadable floor,
+// which would stop publication and pruning, does not stop recovery.
+func ObserveSlots(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (latest, fallback Slot, err error) {
+	resp, err := kv.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback())).Commit()
+	if err != nil {
+		return Slot{}, Slot{}, fmt.Errorf("read snapshot pointers: %w", err)
+	}
+	return slotOf(resp.Responses[0].GetResponseRange().Kvs), slotOf(resp.Responses[1].GetResponseRange().Kvs), nil
 }
 
 // Plan is what a publication will write.

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/audit"
+)
+
+// ReplayCheck says whether a replayed fault landed on the logical event
+// the original run's fault did.
+type ReplayCheck struct {
+	Step   int    `json:"step"`
+	Fault  string `json:"fault"`
+	Same   bool   `json:"same"`
+	Detail string `json:"detail"`
+}
+
+// ErrDiverged is returned, under Options.Strict, when a replayed fault
+// cannot land where the original one did.
+var ErrDiverged = fmt.Errorf("replay diverged from the original run")
+
+// anchorNow reads the logical state a fault is about to be injected into.
+func (r *run) anchorNow(ctx context.Context, step int) *audit.Anchor {
+	a := &audit.Anchor{Step: step, AfterFailpoint: r.lastFailpointHit}
+	if b, err := r.durableBatch(ctx); err == nil {
+		a.BatchID = b
+	}
+	if rev, err := r.env.EtcdRevision(ctx); err == nil {
+		a.EtcdRev = rev
+	}
+	a.Roles = map[string]string{}
+	for i, h := range r.cluster.Masters.Health(ctx) {
+		a.Roles[r.cluster.Masters.Nodes[i].Name] = h.Role
+	}
+	return a
+}
+
+// waitForBatch waits (up to bound) until the durable prefix reaches batch.
+func (r *run) waitForBatch(ctx context.Context, batch uint64, bound time.Duration) (uint64, bool) {
+	deadline := time.Now().Add(bound)
+	for {
+		b, err := r.durableBatch(ctx)
+		if err == nil && b >= batch {
+			return b, true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return b, false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// pinToAnchor aims a replayed fault at what the original hit: a seeded or
+// role choice becomes the node the original chose, once the run has made
+// the progress (durable batch) the original had. It returns the spec to
+// inject and, when the original's event cannot recur, why not.
+func (r *run) pinToAnchor(ctx context.Context, spec faults.Spec, a audit.Anchor) (faults.Spec, string) {
+	var diverged []string
+	if a.BatchID > 0 {
+		if b, ok := r.waitForBatch(ctx, a.BatchID, 60*time.Second); !ok {
+			diverged = append(diverged, fmt.Sprintf("the durable prefix reached only batch %d of the original's %d", b, a.BatchID))
+		}
+	}
+	if len(a.Targets) != 1 {
+		return spec, strings.Join(diverged, "; ")
+	}
+	node := a.Targets[0]
+	if spec.Kind == "revoke-lease" {
+		node, _, _ = strings.Cut(node, "/") // the holder's token starts with its node
+	}
+	known := slices.Contains(r.env.Masters(), node) || slices.Contains(r.env.EtcdMembers(), node)
+	switch {
+	case !known:
+		// a link or an object: the same pattern resolves the same way
+	case spec.Target == "primary":
+		if cur, err := r.env.Primary(ctx); err != nil || cur != node {
+			diverged = append(diverged, fmt.Sprintf("the original hit the primary %s; the primary now is %q", node, cur))
+		}
+	default:
+		if want := a.Roles[node]; want != "" && strings.HasPrefix(node, "master-") {
+			if now := r.roleOf(ctx, node); now != want {
+				diverged = append(diverged, fmt.Sprintf("%s was %s when the original hit it, and is %s now", node, want, now))
+			}
+		}
+		spec.Target = node
+	}
+	return spec, strings.Join(diverged, "; ")
+}
+
+func (r *run) roleOf(ctx context.Context, node string) string {
+	for i, h := range r.cluster.Masters.Health(ctx) {
+		if r.cluster.Masters.Nodes[i].Name == node {
+			return h.Role
+		}
+	}
+	return ""
+}
+
+// checkLanding compares where a replayed fault landed with its original.
+func checkLanding(fault string, orig, now audit.Anchor, divergence string) ReplayCheck {
+	c := ReplayCheck{Step: orig.Step, Fault: fault, Same: divergence == ""}
+	switch {
+	case !slices.Equal(orig.Targets, now.Targets):
+		c.Same = false
+		c.Detail = fmt.Sprintf("hit %v, the original hit %v", now.Targets, orig.Targets)
+	default:
+		c.Detail = fmt.Sprintf("hit %v at batch %d (the original at %d)", now.Targets, now.BatchID, orig.BatchID)
+	}
+	if divergence != "" {
+		c.Detail += ": " + divergence
+	}
+	return c
+}

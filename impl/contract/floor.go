@@ -1,0 +1,71 @@
+package contract
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// FloorSchemaVersion is the compaction floor record's schema_version.
+const FloorSchemaVersion = 1
+
+// Floor is the value of /oplog/<cluster>/snapshot/compaction_floor: the
+// highest batch id readers must assume may have been deleted (RFC
+// "Definitions" and "Retention"). It never decreases.
+//
+// The record is the RFC's, not upstream's (upstream names the key but its
+// batch-OpLog snapshot code does not define the value):
+//
+//	{"schema_version":1,"batch_id":N}
+//
+// exactly, with N a decimal without sign or leading zero. The decoder
+// accepts only that form: the floor is compared by value in guarded
+// transactions, so one floor has one encoding.
+type Floor struct {
+	BatchID uint64
+}
+
+// Encode returns the floor record.
+func (f Floor) Encode() []byte {
+	out := make([]byte, 0, 56)
+	out = append(out, `{"schema_version":`...)
+	out = strconv.AppendUint(out, FloorSchemaVersion, 10)
+	out = append(out, `,"batch_id":`...)
+	out = strconv.AppendUint(out, f.BatchID, 10)
+	return append(out, '}')
+}
+
+// DecodeFloor decodes a compaction floor record. The value must be a JSON
+// object with exactly the members schema_version (a uint32, ErrVersion
+// unless 1) and batch_id (a uint64), written exactly as Encode writes them
+// (ErrMalformed otherwise, with the reason).
+func DecodeFloor(data []byte) (Floor, error) {
+	root, doc, perr := parseJSON(data)
+	if perr != nil {
+		return Floor{}, newError(ErrMalformed, perr.reason(doc))
+	}
+	if root.kind != jsonObject {
+		return Floor{}, newError(ErrMalformed, "compaction floor must be a JSON object")
+	}
+	v, ok := root.member("schema_version")
+	switch {
+	case !ok:
+		return Floor{}, newError(ErrMalformed, "missing field: schema_version")
+	case !v.isUInt():
+		return Floor{}, newError(ErrMalformed, "field must be uint32: schema_version")
+	case v.asUInt64() != FloorSchemaVersion:
+		return Floor{}, newError(ErrVersion, fmt.Sprintf("unsupported compaction floor schema_version %d", v.asUInt64()))
+	}
+	v, ok = root.member("batch_id")
+	switch {
+	case !ok:
+		return Floor{}, newError(ErrMalformed, "missing field: batch_id")
+	case !v.isUInt64():
+		return Floor{}, newError(ErrMalformed, "field must be uint64: batch_id")
+	}
+	f := Floor{BatchID: v.asUInt64()}
+	if !bytes.Equal(f.Encode(), data) {
+		return Floor{}, newError(ErrMalformed, fmt.Sprintf("compaction floor is not in its canonical form %s", f.Encode()))
+	}
+	return f, nil
+}
