@@ -317,6 +317,9 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	}
 	r.startTraffic(ctx)
 	stepErr := r.runSteps(ctx)
+	if stepErr == nil {
+		r.waitMinimumWork(ctx)
+	}
 	r.settle(ctx)
 	if err := r.collect(ctx); err != nil {
 		return errors.Join(stepErr, fmt.Errorf("collect: %w", err))
@@ -362,6 +365,49 @@ func (r *run) startTraffic(ctx context.Context) {
 	r.gen = traffic.Start(ctx, cfg, r.env, r.rec)
 	r.events.add("note", "traffic", "", "started", true)
 }
+
+// waitMinimumWork lets traffic that is still running reach the
+// acknowledged mutations the scenario expects (bounded), so the
+// minimum-work audit judges what the run did, not how fast a loaded
+// machine went through its steps.
+func (r *run) waitMinimumWork(ctx context.Context) {
+	need := r.sc.Expect.MinOKOps
+	if r.gen == nil || need <= 0 {
+		return
+	}
+	okMutations := func() int {
+		n := 0
+		for _, op := range r.rec.Ops() {
+			if op.Outcome == history.OK && op.Kind != history.Get {
+				n++
+			}
+		}
+		return n
+	}
+	start := time.Now()
+	deadline := time.NewTimer(minimumWorkWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for n := okMutations(); n < need; n = okMutations() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.gen.Done():
+			return
+		case <-deadline.C:
+			r.events.add("note", "minimum-work", "", fmt.Sprintf("traffic reached %d of the %d acknowledged mutations the scenario expects in %v", n, need, minimumWorkWait), false)
+			return
+		case <-tick.C:
+		}
+	}
+	if waited := time.Since(start); waited > time.Second {
+		r.events.add("note", "minimum-work", "", fmt.Sprintf("traffic ran %v more to reach the %d acknowledged mutations the scenario expects", waited.Round(time.Second), need), true)
+	}
+}
+
+// minimumWorkWait bounds waitMinimumWork.
+const minimumWorkWait = 60 * time.Second
 
 func (r *run) stopTraffic() {
 	if r.gen == nil {

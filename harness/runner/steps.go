@@ -275,6 +275,9 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			return ok-base >= int64(w.Ops), fmt.Sprintf("%d of %d acknowledged ops", ok-base, w.Ops)
 		})
 	case "snapshots":
+		if w.Covering {
+			return r.waitLatestCovers(ctx)
+		}
 		return r.waitSnapshots(ctx, w.Count)
 	case "metric":
 		return poll(ctx, func() (bool, string) {
@@ -549,6 +552,33 @@ func (r *run) waitSnapshots(ctx context.Context, count int) error {
 			seen++
 		}
 		return seen >= count, fmt.Sprintf("%d of %d publications", seen, count)
+	})
+}
+
+// waitLatestCovers waits until the latest pointer names the durable
+// prefix's batch.
+func (r *run) waitLatestCovers(ctx context.Context) error {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	return poll(ctx, func() (bool, string) {
+		durable, err := r.durableBatch(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		resp, err := cli.Get(ctx, ks.SnapshotLatest())
+		if err != nil || len(resp.Kvs) == 0 {
+			return false, fmt.Sprintf("no latest pointer (durable batch %d)", durable)
+		}
+		var p struct {
+			Batch uint64 `json:"last_included_batch_id"`
+		}
+		if err := json.Unmarshal(resp.Kvs[0].Value, &p); err != nil {
+			return false, "unparseable latest pointer"
+		}
+		return p.Batch >= durable, fmt.Sprintf("latest at batch %d, durable batch %d", p.Batch, durable)
 	})
 }
 

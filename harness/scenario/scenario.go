@@ -114,7 +114,11 @@ type Wait struct {
 	Node      string        `yaml:"node,omitempty"`      // role: node name or a fault's `as` name
 	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
 	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
-	Metric    *MetricAssert `yaml:"metric,omitempty"`    // metric: until the sample reaches its minimum
+	// Covering (snapshots): until latest names the durable prefix's batch,
+	// after which, with no new batch, nothing newer can be published: a
+	// fault aimed at latest then hits the snapshot recovery will read.
+	Covering bool          `yaml:"covering,omitempty"`
+	Metric   *MetricAssert `yaml:"metric,omitempty"` // metric: until the sample reaches its minimum
 	// Failpoint: until the named failpoint's term has fired Hits times (default
 	// 1) on Node — a master, or the `as` name of a failpoint fault, whose name
 	// is then the default. A hold term (return("hold")) keeps the node in the
@@ -496,8 +500,8 @@ func (sc *Scenario) validate() []string {
 					bad(s.Line, "step %d: wait for role needs node and role", i+1)
 				}
 			case "snapshots":
-				if w.Count <= 0 {
-					bad(s.Line, "step %d: wait for snapshots needs count > 0", i+1)
+				if (w.Count <= 0) == !w.Covering {
+					bad(s.Line, "step %d: wait for snapshots needs count > 0, or covering: true (and not both)", i+1)
 				}
 				if sc.Cluster.S3 == "" {
 					bad(s.Line, "step %d: wait for snapshots needs cluster.s3 (a snapshot store)", i+1)
