@@ -62,17 +62,24 @@ type Health struct {
 	Promotable *bool `json:"promotable,omitempty"`
 }
 
-// Replica is a replica descriptor.
+// Replica is a replica descriptor: upstream's Replica::Descriptor,
+// flattened (the master's CONTRACT.md says which fields each kind uses).
 type Replica struct {
-	ID      uint64 `json:"id"`
-	Kind    string `json:"kind"`
-	Segment string `json:"segment"`
-	Offset  uint64 `json:"offset"`
-	Length  uint64 `json:"length"`
-	Status  string `json:"status"`
+	ID          uint64 `json:"id"`
+	Kind        string `json:"kind"` // memory, nof, disk, local_disk, dfs
+	Segment     string `json:"segment,omitempty"`
+	Offset      uint64 `json:"offset,omitempty"`
+	Length      uint64 `json:"length"`
+	Status      string `json:"status"`
+	Protocol    string `json:"protocol,omitempty"`
+	FilePath    string `json:"file_path,omitempty"`
+	ClientID    string `json:"client_id,omitempty"` // local_disk: "<first>-<second>"
+	AlignedSize uint64 `json:"aligned_size,omitempty"`
+	ShardIdx    int32  `json:"shard_idx,omitempty"`
 }
 
-// Object is an object's metadata.
+// Object is an object's metadata. ClientID is upstream's UUID as text,
+// "<first>-<second>" in decimal.
 type Object struct {
 	ClientID   string    `json:"client_id"`
 	Size       uint64    `json:"size"`
@@ -109,7 +116,8 @@ type State struct {
 	SegDump  []Segment      `json:"segment_dump"`
 }
 
-// PutRequest is POST /v1/objects/put.
+// PutRequest is POST /v1/objects/put. ClientID is "<first>-<second>" (""
+// is 0-0); without Replicas the master places memory replicas.
 type PutRequest struct {
 	Tenant       string    `json:"tenant"`
 	Key          string    `json:"key"`
@@ -117,6 +125,9 @@ type PutRequest struct {
 	Size         uint64    `json:"size"`
 	Replicas     []Replica `json:"replicas,omitempty"`
 	ReplicaCount int       `json:"replica_count,omitempty"`
+	GroupID      string    `json:"group_id,omitempty"`
+	DataType     uint32    `json:"data_type,omitempty"`
+	HardPinned   bool      `json:"hard_pinned,omitempty"`
 }
 
 // Client calls one master at a time; the URL is per call.

@@ -117,7 +117,7 @@ func TestHostileRequestsAreRefusedAndChangeNothing(t *testing.T) {
 	angle := strings.Repeat("<", 4096)
 	r := c.cli.Mount(ctx, p.URL, client.Segment{Endpoint: angle, Name: "angle", Capacity: 1 << 40, Kind: "memory"})
 	require.Equal(t, client.OK, r.Outcome, "%+v", r)
-	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "existing", ClientID: "c", Size: 4096})
+	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "existing", ClientID: "0-1", Size: 4096})
 	require.Equal(t, client.OK, r.Outcome, "%+v", r)
 
 	long := strings.Repeat("k", 4097)
@@ -133,7 +133,7 @@ func TestHostileRequestsAreRefusedAndChangeNothing(t *testing.T) {
 		return out
 	}
 	put := func(fields map[string]any) []byte {
-		b := map[string]any{"tenant": "t", "key": "new", "client_id": "c", "size": 8}
+		b := map[string]any{"tenant": "t", "key": "new", "client_id": "0-1", "size": 8}
 		for k, v := range fields {
 			b[k] = v
 		}
@@ -256,7 +256,7 @@ func TestHostileRequestsAreRefusedAndChangeNothing(t *testing.T) {
 	}
 
 	// The primary kept its term, and valid requests still go through.
-	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "alpha", Key: "after", ClientID: "c", Size: 8})
+	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "alpha", Key: "after", ClientID: "0-1", Size: 8})
 	require.Equal(t, client.OK, r.Outcome, "%+v", r)
 	obj, found, err := c.cli.Get(ctx, p.URL, "alpha", "after")
 	require.NoError(t, err)
@@ -276,15 +276,15 @@ func TestRefusedPutsDoNotUseUpSegments(t *testing.T) {
 	ctx := context.Background()
 	r := c.cli.Mount(ctx, p.URL, client.Segment{Endpoint: "10.0.0.1:7000", Name: "small", Capacity: 2048, Kind: "memory"})
 	require.Equal(t, client.OK, r.Outcome, "%+v", r)
-	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "a", ClientID: "c", Size: 1024})
+	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "a", ClientID: "0-1", Size: 1024})
 	require.Equal(t, client.OK, r.Outcome, "%+v", r)
 	for i := 0; i < 5; i++ {
-		r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "a", ClientID: "c", Size: 1024})
+		r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "a", ClientID: "0-1", Size: 1024})
 		require.Equal(t, "object_exists", r.Code, "%+v", r)
 	}
-	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "b", ClientID: "c", Size: 1024})
+	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "b", ClientID: "0-1", Size: 1024})
 	require.Equal(t, client.OK, r.Outcome, "the refused puts left the second half free: %+v", r)
-	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "c", ClientID: "c", Size: 1})
+	r = c.cli.Put(ctx, p.URL, client.PutRequest{Tenant: "t", Key: "c", ClientID: "0-1", Size: 1})
 	require.Equal(t, "no_capacity", r.Code, "the segment is full now: %+v", r)
 	st, err := c.cli.State(ctx, p.URL, true)
 	require.NoError(t, err)

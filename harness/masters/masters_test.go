@@ -202,7 +202,7 @@ func (c *cluster) writeUntil(h *history, prefix string, target int, deadline tim
 				key := fmt.Sprintf("%s-%06d", prefix, next)
 				next++
 				mu.Unlock()
-				r := c.cli.Put(ctx, u, client.PutRequest{Tenant: "t", Key: key, ClientID: "writer", Size: 4096})
+				r := c.cli.Put(ctx, u, client.PutRequest{Tenant: "t", Key: key, ClientID: "0-2", Size: 4096})
 				h.record(key, r)
 				if r.Outcome != client.OK {
 					mu.Lock()

@@ -23,7 +23,7 @@ func TestSnapshotThroughVersity(t *testing.T) {
 	require.NoError(t, b.AddSegment(state.Segment{Endpoint: "10.0.0.1:7000", Name: "a", Capacity: 1 << 50, Kind: state.ReplicaMemory}))
 	const n = 250_000
 	for i := 0; i < n; i++ {
-		require.NoError(t, b.AddObject(state.ObjectKey{Tenant: "t", Key: fmt.Sprintf("k%09d", i)}, state.Object{ClientID: "c", Size: 4096,
+		require.NoError(t, b.AddObject(state.ObjectKey{Tenant: "t", Key: fmt.Sprintf("k%09d", i)}, state.Object{ClientID: state.UUID{First: 1}, Size: 4096,
 			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaComplete}}}))
 	}
 	s, err := b.Finish(state.Cursor{BatchID: 40, Seq: 900})

@@ -215,7 +215,7 @@ func (g *Generator) do(ctx context.Context, url string, op *history.Op) {
 	op.Invoke = g.rec.Now()
 	switch op.Kind {
 	case history.Put:
-		r := g.cli.Put(ctx, url, client.PutRequest{Tenant: op.Tenant, Key: op.Key, ClientID: fmt.Sprintf("client-%d", op.Client), Size: op.Size})
+		r := g.cli.Put(ctx, url, client.PutRequest{Tenant: op.Tenant, Key: op.Key, ClientID: fmt.Sprintf("0-%d", op.Client), Size: op.Size})
 		fill(op, r)
 		if op.Outcome == history.OK || op.Reput { // a second put returns its key, whatever it met
 			g.mu.Lock()

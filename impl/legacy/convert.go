@@ -9,8 +9,9 @@ import (
 )
 
 // replicaStatus maps upstream's persisted replica statuses onto the state
-// model's (UNDEFINED has no counterpart).
+// model's, which are upstream's enum (replica.h, values 0..5).
 var replicaStatus = map[ReplicaStatus]state.ReplicaStatus{
+	ReplicaUndefined:   state.ReplicaUndefined,
 	ReplicaInitialized: state.ReplicaInitialized,
 	ReplicaProcessing:  state.ReplicaProcessing,
 	ReplicaComplete:    state.ReplicaComplete,
@@ -22,8 +23,8 @@ var replicaStatus = map[ReplicaStatus]state.ReplicaStatus{
 // ImportCursor(Seq) and sets State, Objects and Segments. It brings in
 // exactly what upstream's decoder recovers, or nothing: it refuses
 // (ErrNotImportable) a snapshot of which upstream's decoder drops objects,
-// one with a segment that is not OK, and one holding replicas the model
-// cannot carry; it refuses (ErrContent) content that is inconsistent in
+// one with a segment that is not OK, and one holding replicas other than
+// memory (not mapped yet: see the package doc); it refuses (ErrContent) content that is inconsistent in
 // itself. What the model has no place for and the import leaves behind —
 // tasks, discarded replicas, local-disk offload queues, leases, put times,
 // checksums, segment ids, bases, clients and allocators — is listed by
@@ -54,7 +55,7 @@ func convert(d *Decoded, cur state.Cursor) (*state.State, error) {
 		// An object is named by its shard and its position in key order:
 		// tenant keys never go into an error.
 		name := fmt.Sprintf("object %d (in key order, shard %d)", n, o.Shard)
-		obj := state.Object{ClientID: o.ClientID.String(), Size: o.Size, GroupID: o.GroupID, DataType: uint32(o.DataType), HardPinned: o.HardPinned}
+		obj := state.Object{ClientID: stateUUID(o.ClientID), Size: o.Size, GroupID: o.GroupID, DataType: uint32(o.DataType), HardPinned: o.HardPinned}
 		for i, r := range o.Replicas {
 			if r.ID >= d.ReplicaNextID {
 				return nil, fmt.Errorf("%w: %s replica %d: id %d not below replica_next_id %d", ErrContent, name, i, r.ID, d.ReplicaNextID)
@@ -64,8 +65,15 @@ func convert(d *Decoded, cur state.Cursor) (*state.State, error) {
 			if m.Address < sg.Base || m.Address-sg.Base > sg.Size || m.Size > sg.Size-(m.Address-sg.Base) {
 				return nil, fmt.Errorf("%w: %s replica %d: %d bytes at %#x lie outside segment %s [%#x, +%d)", ErrContent, name, i, m.Size, m.Address, sg.Name, sg.Base, sg.Size)
 			}
+			// The legacy layout has no protocol for a buffer: it stays empty,
+			// as the payloads' legacy reader left it.
 			obj.Replicas = append(obj.Replicas, state.Replica{ID: r.ID, Kind: state.ReplicaMemory, Segment: sg.Endpoint,
 				Offset: m.Address - sg.Base, Length: m.Size, Status: replicaStatus[r.Status]})
+		}
+		// A primary's put places every buffer within a mounted segment of its
+		// kind; an import of this project's own content holds to the same.
+		if err := b.CheckPlacement(obj); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrContent, name, err)
 		}
 		if err := b.AddObject(state.ObjectKey{Tenant: o.Tenant, Key: o.Key}, obj); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrContent, name, err)
@@ -77,6 +85,10 @@ func convert(d *Decoded, cur state.Cursor) (*state.State, error) {
 	}
 	return st, nil
 }
+
+// stateUUID is a legacy client UUID in the state model: the same pair
+// (upstream writes it as "<first>-<second>", the state's text form).
+func stateUUID(u UUID) state.UUID { return state.UUID{First: u.Hi, Second: u.Lo} }
 
 // notImportable lists why importing d would lose state or invent it.
 func notImportable(d *Decoded) []string {
@@ -114,7 +126,7 @@ func notImportable(d *Decoded) []string {
 		}
 	}
 	if len(types) > 0 {
-		out = append(out, fmt.Sprintf("replicas the state model cannot carry (it holds memory replicas on mounted segments only): %s", counted(types)))
+		out = append(out, fmt.Sprintf("replicas this importer does not map (it brings in memory replicas on mounted segments only): %s", counted(types)))
 	}
 	if len(statuses) > 0 {
 		out = append(out, fmt.Sprintf("replica statuses the state model does not have: %s", counted(statuses)))

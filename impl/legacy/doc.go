@@ -52,9 +52,14 @@
 //
 // Convert maps the decoded snapshot into impl/state, all of it or nothing:
 // a segment by its transport endpoint with its name and capacity, an object
-// with its client, size, group, data type and hard pin, a memory replica at
-// its address less its segment's base, with its length, id and status. The
-// tenant upstream writes as "" (or omits) is its default tenant, "default".
+// with its client (the same UUID, state.UUID), size, group, data type and
+// hard pin, a memory replica on its segment's transport endpoint at its
+// address less its segment's base, with its length, id and status (all six
+// of upstream's, UNDEFINED included); the layout stores no transport
+// protocol, so the replica's stays empty. Every object's buffers must lie
+// within a mounted segment (state.Builder.CheckPlacement), as a primary's
+// put must. The tenant upstream writes as "" (or omits) is its default
+// tenant, "default".
 // NotImported lists what the model has no place for and stays behind.
 //
 // It refuses (ErrNotImportable) a snapshot of which upstream's decoder
@@ -73,8 +78,9 @@
 // the decoded content, the dropped objects and the refusal without writing
 // anything.
 //
-// It also refuses replicas the model cannot carry (disk, local-disk, DFS:
-// it holds memory replicas on mounted segments only) and segments sharing a
+// It also refuses replicas other than memory (disk, local-disk, DFS: the
+// state model has those kinds, but this importer does not map them yet and
+// no upstream vector holds one to prove a mapping) and segments sharing a
 // transport endpoint (the model keys segments by it), rather than import a
 // cluster without them: an import happens once, into a fresh namespace, so
 // what it leaves out cannot be brought in later.

@@ -202,7 +202,6 @@ func TestBrokenSnapshots(t *testing.T) {
 				LocalDisk: &legacy.LocalDiskReplica{Client: legacy.UUID{Hi: 1, Lo: 1}, ObjectSize: d.Objects[4].Size, Endpoint: "10.9.9.9:1"}})
 			d.ReplicaNextID = 1001
 		}, want: legacy.ErrNotImportable, says: "LOCAL_DISK"},
-		{name: "a replica status the model lacks", edit: func(d *legacy.Decoded) { d.Objects[0].Replicas[0].Status = legacy.ReplicaUndefined }, want: legacy.ErrNotImportable, says: "UNDEFINED"},
 		{name: "two segments on one endpoint", edit: func(d *legacy.Decoded) { d.Segments[1].Endpoint = d.Segments[0].Endpoint }, want: legacy.ErrNotImportable, says: "share transport endpoint"},
 		{name: "duplicate key", edit: func(d *legacy.Decoded) { d.Objects[5].Tenant, d.Objects[5].Key = d.Objects[4].Tenant, d.Objects[4].Key }, want: legacy.ErrContent, says: "same tenant and key"},
 		{name: "replica beyond its segment", edit: func(d *legacy.Decoded) { mem(d, 0).Address = d.Segments[1].Base + d.Segments[1].Size }, want: legacy.ErrContent, says: "outside segment"},
@@ -239,6 +238,18 @@ func TestBrokenSnapshots(t *testing.T) {
 	require.NoError(t, readErr)
 	require.NoError(t, convErr, "the undamaged variant imports")
 	require.Equal(t, 30, snap.Objects)
+
+	// UNDEFINED is one of the state model's statuses (upstream's enum,
+	// 0..5): a replica with it imports with it, nothing else changed.
+	snap, readErr, convErr = variant(t, func(d *legacy.Decoded) { d.Objects[0].Replicas[0].Status = legacy.ReplicaUndefined }, nil)
+	require.NoError(t, readErr)
+	require.NoError(t, convErr)
+	require.Equal(t, 30, snap.Objects)
+	first := snap.Decoded.Objects[0]
+	got, ok := snap.State.Object(first.Tenant, first.Key)
+	require.True(t, ok)
+	require.Equal(t, state.ReplicaUndefined, got.Replicas[0].Status)
+	require.Equal(t, state.UUID{First: first.ClientID.Hi, Second: first.ClientID.Lo}, got.ClientID)
 }
 
 func TestMissingRootAndLatest(t *testing.T) {

@@ -102,7 +102,7 @@ func keys(m map[string]any) []string {
 // each segment by endpoint with its name and capacity. The comparison reads
 // expected.json, not the reader's own view.
 func TestVectorsImportExactlyWhatUpstreamDecodes(t *testing.T) {
-	status := map[string]state.ReplicaStatus{"INITIALIZED": state.ReplicaInitialized, "PROCESSING": state.ReplicaProcessing,
+	status := map[string]state.ReplicaStatus{"UNDEFINED": state.ReplicaUndefined, "INITIALIZED": state.ReplicaInitialized, "PROCESSING": state.ReplicaProcessing,
 		"COMPLETE": state.ReplicaComplete, "REMOVED": state.ReplicaRemoved, "FAILED": state.ReplicaFailed}
 	for _, name := range []string{"empty", "small", "many"} {
 		t.Run(name, func(t *testing.T) {
@@ -132,7 +132,9 @@ func TestVectorsImportExactlyWhatUpstreamDecodes(t *testing.T) {
 				require.NoError(t, err)
 				got, ok := snap.State.Object(o["tenant"].(string), string(key))
 				require.True(t, ok, "object %v/%v", o["tenant"], o["key"])
-				want := state.Object{ClientID: o["client_id"].(string), Size: uint64(o["size"].(float64)), GroupID: o["group_id"].(string),
+				cid, err := state.ParseUUID(o["client_id"].(string))
+				require.NoError(t, err)
+				want := state.Object{ClientID: cid, Size: uint64(o["size"].(float64)), GroupID: o["group_id"].(string),
 					DataType: uint32(o["data_type"].(float64)), HardPinned: o["hard_pinned"].(bool)}
 				for _, y := range o["replicas"].([]any) {
 					r := y.(map[string]any)

@@ -21,6 +21,9 @@ func (a *allocator) rebuild(r state.Reader) {
 	next := map[string]uint64{}
 	r.Objects(func(_ state.ObjectKey, o state.Object) bool {
 		for _, rep := range o.Replicas {
+			if rep.Kind != state.ReplicaMemory { // the allocator places memory replicas only
+				continue
+			}
 			if end := rep.Offset + rep.Length; end > next[rep.Segment] {
 				next[rep.Segment] = end
 			}
@@ -43,6 +46,10 @@ func (a *allocator) generation() uint64 {
 
 // place picks n distinct segments of segs (the mounted memory segments),
 // starting from one chosen by the key's hash, and reserves size bytes on each.
+// DefaultProtocol is the transport protocol of the memory replicas the
+// allocator places (upstream's AllocatedBuffer::Descriptor protocol_).
+const DefaultProtocol = "tcp"
+
 func (a *allocator) place(segs []state.Segment, tenant, key string, size uint64, n int) ([]state.Replica, error) {
 	if n > len(segs) {
 		return nil, fmt.Errorf("%w: %d replicas wanted, %d memory segments mounted", errNoCapacity, n, len(segs))
@@ -63,7 +70,7 @@ func (a *allocator) place(segs []state.Segment, tenant, key string, size uint64,
 			continue
 		}
 		a.next[s.Endpoint] = off + size
-		out = append(out, state.Replica{ID: uint64(len(out) + 1), Kind: state.ReplicaMemory, Segment: s.Endpoint, Offset: off, Length: size, Status: state.ReplicaComplete})
+		out = append(out, state.Replica{ID: uint64(len(out) + 1), Kind: state.ReplicaMemory, Segment: s.Endpoint, Offset: off, Length: size, Status: state.ReplicaComplete, Protocol: DefaultProtocol})
 	}
 	if len(out) < n {
 		a.releaseLocked(out)

@@ -157,7 +157,7 @@ func segmentEntry(r *http.Request, build func(state.Segment) state.Entry) (state
 		}
 	}
 	e := build(seg)
-	if _, err := state.DecodeSegment(e.Key, e.Payload); err != nil {
+	if _, err := state.DecodeSegment(e.Op, e.Payload); err != nil {
 		return state.Entry{}, err
 	}
 	return e, checkPayload(e)
@@ -172,12 +172,13 @@ func checkPayload(e state.Entry) error {
 }
 
 // checkRef checks an object reference's bounds, then its tenant against the
-// configured tenants.
+// configured tenants ("" and "default" are one tenant, as in the state).
 func (m *Master) checkRef(ref ObjectRef) error {
 	if err := ref.check(); err != nil {
 		return err
 	}
-	if len(m.cfg.Tenants) > 0 && !slices.Contains(m.cfg.Tenants, ref.Tenant) {
+	same := func(t string) bool { return state.NormalizeTenant(t) == state.NormalizeTenant(ref.Tenant) }
+	if len(m.cfg.Tenants) > 0 && !slices.ContainsFunc(m.cfg.Tenants, same) {
 		return fmt.Errorf("%w: %q is not one of the configured tenants", errUnknownTenant, clip(ref.Tenant))
 	}
 	return nil
@@ -200,10 +201,12 @@ func (o ObjectRef) check() error {
 }
 
 // PutRequest makes an object visible. Without Replicas the primary's
-// allocator places ReplicaCount (default 1) replicas on mounted segments.
+// allocator places ReplicaCount (default 1) memory replicas on mounted
+// memory segments (protocol DefaultProtocol). ClientID is upstream's UUID
+// in its text form "<first>-<second>" ("" or absent: 0-0).
 type PutRequest struct {
 	ObjectRef
-	ClientID     string          `json:"client_id"`
+	ClientID     state.UUID      `json:"client_id"`
 	Size         uint64          `json:"size"`
 	Replicas     []state.Replica `json:"replicas,omitempty"`
 	ReplicaCount int             `json:"replica_count,omitempty"`
@@ -228,16 +231,18 @@ func (req *PutRequest) check() error {
 	switch {
 	case req.Size == 0:
 		return fmt.Errorf("%w: size must be > 0", state.ErrMalformed)
-	case len(req.ClientID) > MaxStringBytes || len(req.GroupID) > MaxStringBytes:
-		return fmt.Errorf("%w: client_id or group_id longer than %d bytes", state.ErrMalformed, MaxStringBytes)
+	case len(req.GroupID) > MaxStringBytes:
+		return fmt.Errorf("%w: group_id longer than %d bytes", state.ErrMalformed, MaxStringBytes)
+	case req.DataType > state.MaxDataType:
+		return fmt.Errorf("%w: data_type %d above %d", state.ErrMalformed, req.DataType, state.MaxDataType)
 	case len(req.Replicas) > MaxReplicas:
 		return fmt.Errorf("%w: %d replicas, at most %d", state.ErrMalformed, len(req.Replicas), MaxReplicas)
 	case req.ReplicaCount < 0 || req.ReplicaCount > MaxReplicaCount:
 		return fmt.Errorf("%w: replica_count %d: want 0..%d", state.ErrMalformed, req.ReplicaCount, MaxReplicaCount)
 	}
 	for i, r := range req.Replicas {
-		if len(r.Segment) > MaxStringBytes {
-			return fmt.Errorf("%w: replica %d: segment longer than %d bytes", state.ErrMalformed, i, MaxStringBytes)
+		if len(r.Segment) > MaxStringBytes || len(r.Protocol) > MaxStringBytes || len(r.FilePath) > MaxStringBytes {
+			return fmt.Errorf("%w: replica %d: segment, protocol or file_path longer than %d bytes", state.ErrMalformed, i, MaxStringBytes)
 		}
 	}
 	return nil

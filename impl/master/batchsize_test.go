@@ -58,17 +58,17 @@ func TestLargeConcurrentPutsAllCommit(t *testing.T) {
 		return resp.StatusCode, res
 	}
 
-	seg := state.Segment{Endpoint: strings.Repeat("e", 400), Name: "s", Capacity: 1 << 40, Kind: state.ReplicaMemory}
+	seg := state.Segment{Endpoint: strings.Repeat("e", 470), Name: "s", Capacity: 1 << 40, Kind: state.ReplicaMemory}
 	status, res := post("/v1/segments/mount", seg)
 	require.Equal(t, http.StatusOK, status, "%+v", res)
 	put := func(key string) PutRequest {
-		req := PutRequest{ObjectRef: ObjectRef{Tenant: "t", Key: key}, ClientID: "c", Size: 1}
+		req := PutRequest{ObjectRef: ObjectRef{Tenant: "t", Key: key}, ClientID: state.UUID{First: 1}, Size: 1}
 		for i := range MaxReplicas {
 			req.Replicas = append(req.Replicas, state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: uint64(i), Length: 1, Status: state.ReplicaComplete})
 		}
 		return req
 	}
-	stored := len(state.PutEnd("t", "k0", state.Object{ClientID: "c", Size: 1, Replicas: put("k0").Replicas}).Payload)
+	stored := len(state.PutEnd("t", "k0", state.Object{ClientID: state.UUID{First: 1}, Size: 1, Replicas: put("k0").Replicas}).Payload)
 	require.Greater(t, stored, 480<<10)
 	require.LessOrEqual(t, stored, MaxPayloadBytes, "the API accepts it")
 
@@ -98,7 +98,7 @@ func TestLargeConcurrentPutsAllCommit(t *testing.T) {
 	// An entry over the batch budget (the API refuses it sooner; the
 	// committer refuses it all the same) fails definitely and changes nothing.
 	before := m.cursor()
-	huge := state.PutEnd("t", "huge", state.Object{ClientID: strings.Repeat("c", 800<<10), Size: 1, Replicas: put("x").Replicas[:1]})
+	huge := state.PutEnd("t", "huge", state.Object{Size: 1, Replicas: bulkReplicas(put("x").Replicas[0].Segment, 800<<10)})
 	_, err = m.submit(ctx, huge)
 	require.ErrorIs(t, err, oplog.ErrBatchTooLarge)
 	require.Equal(t, codeRule{code: "too_large", status: http.StatusRequestEntityTooLarge, outcome: OutcomeFailed}, withoutErr(classify(err)))
@@ -112,15 +112,26 @@ func TestLargeConcurrentPutsAllCommit(t *testing.T) {
 	require.NoError(t, err)
 	w, err := oplog.NewWriter(ctx, srv.Client, ks, view)
 	require.NoError(t, err)
-	_, err = w.Append(ctx, []state.Entry{state.PutEnd("t", "huge", state.Object{ClientID: strings.Repeat("c", 1200<<10), Size: 1, Replicas: put("x").Replicas[:1]})})
+	_, err = w.Append(ctx, []state.Entry{state.PutEnd("t", "huge", state.Object{Size: 1, Replicas: bulkReplicas(put("x").Replicas[0].Segment, 1200<<10)})})
 	require.ErrorIs(t, err, oplog.ErrBatchTooLarge)
 	require.Equal(t, codeRule{code: "too_large", status: http.StatusRequestEntityTooLarge, outcome: OutcomeFailed}, withoutErr(classify(err)))
 
-	status, res = post("/v1/objects/put", PutRequest{ObjectRef: ObjectRef{Tenant: "t", Key: "small"}, ClientID: "c", Size: 1})
+	status, res = post("/v1/objects/put", PutRequest{ObjectRef: ObjectRef{Tenant: "t", Key: "small"}, ClientID: state.UUID{First: 1}, Size: 1})
 	require.Equal(t, http.StatusOK, status, "%+v", res)
 }
 
 func withoutErr(r codeRule) codeRule {
 	r.err = nil
 	return r
+}
+
+// bulkReplicas is a replica list whose PUT_END payload takes about n
+// bytes: protocol strings of up to 4000 bytes carry the bulk.
+func bulkReplicas(seg string, n int) []state.Replica {
+	k := (n + 3999) / 4000
+	reps := make([]state.Replica, k)
+	for i := range reps {
+		reps[i] = state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg, Length: 1, Status: state.ReplicaComplete, Protocol: strings.Repeat("p", n/k)}
+	}
+	return reps
 }

@@ -460,7 +460,8 @@ func (c Config) nodeID() string {
 }
 
 // validateTenants checks the tenants list: each name within the key bound,
-// none twice. The empty tenant is accepted only when listed (YAML: "").
+// none twice. The empty tenant is listed as YAML ""; it and "default" are
+// one tenant (checkRef).
 func (c Config) validateTenants() []error {
 	var errs []error
 	seen := make(map[string]bool, len(c.Tenants))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/oplog"
@@ -57,7 +58,7 @@ func TestBootstrapLogsNameNoTenantKey(t *testing.T) {
 	require.NoError(t, err)
 	live := state.New()
 	seg := state.Segment{Endpoint: "10.0.0.1:1", Name: "s", Capacity: 1 << 30, Kind: state.ReplicaMemory}
-	obj := state.Object{ClientID: "c", Size: 10, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: 0, Length: 10, Status: state.ReplicaComplete}}}
+	obj := state.Object{ClientID: state.UUID{First: 1}, Size: 10, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: 0, Length: 10, Status: state.ReplicaComplete}}}
 	for _, e := range []state.Entry{state.MountSegment(seg), state.PutEnd(tenant, key, obj)} {
 		b, err := w.Append(ctx, []state.Entry{e})
 		require.NoError(t, err)
@@ -73,8 +74,12 @@ func TestBootstrapLogsNameNoTenantKey(t *testing.T) {
 	_, err = publish.Publish(ctx, srv.Client, m.ks, lease.Token, o, plan)
 	require.NoError(t, err)
 	require.NoError(t, lease.Release(ctx))
-	// Batch 3 puts the same object again: the suffix after latest cannot apply.
-	_, err = w.Append(ctx, []state.Entry{state.PutEnd(tenant, key, obj)})
+	// Batch 3 puts the object with a replica status outside upstream's 0..5,
+	// which this model cannot hold: the suffix after latest cannot apply.
+	bad, err := contract.EncodeMetadataPayload(contract.MetadataPayload{Size: 10, Replicas: []contract.ReplicaDescriptor{{ID: 1, Status: 9,
+		Variant: contract.MemoryDescriptor{Buffer: contract.BufferDescriptor{Size: 10, TransportEndpoint: seg.Endpoint}}}}})
+	require.NoError(t, err)
+	_, err = w.Append(ctx, []state.Entry{{Op: state.OpPutEnd, Tenant: tenant, Key: key, Payload: bad}})
 	require.NoError(t, err)
 
 	_, err = m.bootstrap(ctx)

@@ -23,12 +23,22 @@ import (
 
 var bigSeg = state.Segment{Endpoint: "s1", Name: "s", Capacity: 1 << 40, Kind: state.ReplicaMemory}
 
-// bigPut is a put whose payload (the object JSON) is about n bytes: its
-// client id carries the bulk.
+// bigPut is a put whose payload (the object's struct_pack) is about n
+// bytes: its replicas' protocols carry the bulk.
 func bigPut(key string, n int) state.Entry {
-	o := state.Object{ClientID: strings.Repeat("c", n), Size: 1,
-		Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: bigSeg.Endpoint, Length: 1, Status: state.ReplicaComplete}}}
+	o := state.Object{Size: 1, Replicas: bulkReplicas(bigSeg.Endpoint, n)}
 	return state.PutEnd("t", key, o)
+}
+
+// bulkReplicas is a replica list whose PUT_END payload takes about n
+// bytes: protocol strings of up to 4000 bytes carry the bulk.
+func bulkReplicas(seg string, n int) []state.Replica {
+	k := (n + 3999) / 4000
+	reps := make([]state.Replica, k)
+	for i := range reps {
+		reps[i] = state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg, Length: 1, Status: state.ReplicaComplete, Protocol: strings.Repeat("p", n/k)}
+	}
+	return reps
 }
 
 // gate holds the commit loop in its first BeforeAppend until open is

@@ -523,7 +523,7 @@ func TestGroupCommitBatchesConcurrentCallers(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
 				key := fmt.Sprintf("c%d-%d", c, i)
-				o := state.Object{ClientID: "c", Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "s1", Length: 1, Status: state.ReplicaComplete}}}
+				o := state.Object{ClientID: state.UUID{First: 1}, Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "s1", Length: 1, Status: state.ReplicaComplete}}}
 				res, err := g.Submit(ctx, state.PutEnd("t", key, o))
 				if err != nil {
 					t.Errorf("submit %s: %v", key, err)

@@ -17,7 +17,7 @@ func sampleBatch() state.Batch {
 	seg := state.Segment{Endpoint: "10.0.0.1:7000", Name: "seg", Capacity: 1 << 30, Kind: state.ReplicaMemory}
 	return state.Batch{ID: 7, FirstSeq: 20, LastSeq: 22, Entries: []state.Entry{
 		state.MountSegment(seg),
-		state.PutEnd("tenant<&>", "key \"quoted\" ünï", state.Object{ClientID: "c", Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Length: 1, Status: state.ReplicaComplete}}}),
+		state.PutEnd("tenant<&>", "key \"quoted\" ünï", state.Object{ClientID: state.UUID{First: 1}, Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Length: 1, Status: state.ReplicaComplete}}}),
 		state.Remove("t", "k"),
 	}}
 }
@@ -36,7 +36,7 @@ func TestBatchRecordRoundTrip(t *testing.T) {
 	b := sampleBatch()
 	rec, err := EncodeBatch(b)
 	require.NoError(t, err)
-	require.True(t, bytes.HasPrefix(rec, []byte(`[1,7,20,22,[[5,"","10.0.0.1:7000","`)), "%s", rec)
+	require.True(t, bytes.HasPrefix(rec, []byte(`[1,7,20,22,[[5,"default","10.0.0.1:7000","`)), "%s", rec)
 	require.Contains(t, string(rec), `"tenant<&>","key \"quoted\" \u00fcn\u00ef"`, "jsoncpp's escaping")
 	cb := contract.Batch{ID: b.ID, FirstSeq: b.FirstSeq, LastSeq: b.LastSeq}
 	for _, e := range b.Entries {

@@ -14,8 +14,8 @@ import (
 )
 
 // sampleState is a state of n objects that uses every field of the codec
-// (both segment kinds, several replicas of every status, group ids, data
-// types, pinning).
+// (both segment kinds, replicas of every kind and status with every field
+// of their kind, client ids, group ids, data types, pinning).
 func sampleState(tb testing.TB, n int) *state.State {
 	tb.Helper()
 	b := state.NewBuilder()
@@ -28,16 +28,29 @@ func sampleState(tb testing.TB, n int) *state.State {
 			tb.Fatal(err)
 		}
 	}
-	statuses := []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete, state.ReplicaRemoved, state.ReplicaFailed}
+	statuses := []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete, state.ReplicaRemoved, state.ReplicaFailed, state.ReplicaUndefined}
 	for i := 0; i < n; i++ {
-		o := state.Object{ClientID: fmt.Sprintf("client-%d", i%3), Size: uint64(100 + i), DataType: uint32(i % 4), HardPinned: i%2 == 0}
+		o := state.Object{ClientID: state.UUID{First: uint64(i) << 40, Second: uint64(i % 3)}, Size: uint64(100 + i), DataType: uint32(i % 4), HardPinned: i%2 == 0}
 		if i%3 == 0 {
 			o.GroupID = "group"
 		}
-		for r := 0; r <= i%3; r++ {
-			seg := segs[r%2]
-			o.Replicas = append(o.Replicas, state.Replica{ID: uint64(r + 1), Kind: seg.Kind, Segment: seg.Endpoint,
-				Offset: uint64(i) << 20, Length: o.Size, Status: statuses[(i+r)%len(statuses)]})
+		for r := 0; r <= i%5; r++ {
+			st := statuses[(i+r)%len(statuses)]
+			var rep state.Replica
+			switch r {
+			case 0:
+				rep = state.Replica{Kind: state.ReplicaMemory, Segment: segs[0].Endpoint, Offset: uint64(i) << 20, Length: o.Size, Protocol: "tcp"}
+			case 1:
+				rep = state.Replica{Kind: state.ReplicaNoF, Segment: segs[1].Endpoint, Offset: uint64(i) << 20, Length: o.Size, Protocol: "nvmeof"}
+			case 2:
+				rep = state.Replica{Kind: state.ReplicaDisk, FilePath: fmt.Sprintf("/data/obj/%d", i), Length: o.Size}
+			case 3:
+				rep = state.Replica{Kind: state.ReplicaLocalDisk, ClientID: state.UUID{First: uint64(i), Second: 1<<64 - 1}, Segment: "client:9000", Length: o.Size}
+			case 4:
+				rep = state.Replica{Kind: state.ReplicaDFS, FilePath: "/dfs/pool", Offset: uint64(i), Length: o.Size, AlignedSize: 4096, ShardIdx: int32(i%5) - 2}
+			}
+			rep.ID, rep.Status = uint64(r+1), st
+			o.Replicas = append(o.Replicas, rep)
 		}
 		if err := b.AddObject(state.ObjectKey{Tenant: fmt.Sprintf("tenant-%d", i/5), Key: fmt.Sprintf("key-%04d", i)}, o); err != nil {
 			tb.Fatal(err)

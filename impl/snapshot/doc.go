@@ -14,4 +14,13 @@
 // the header; the header carries its own CRC32C. Cursor, sizes and counts are
 // duplicated across envelope, manifest, descriptor and pointer on purpose:
 // readers compare them all and reject any disagreement.
+//
+// An object entry carries every field of state.Object (record.go): tenant,
+// key, client UUID (two uvarints), size, group id, data type, hard pin, and
+// per replica its id, kind, status, segment, offset, length, protocol, file
+// path, client UUID, aligned size and shard index (a zig-zag varint).
+// Record version 1 gained the replica fields and the UUID without a version
+// bump: neither the RFC nor CONTRACT.md says how the chunk record's version
+// moves. A record written before that is refused by its body length (the
+// decoder reads more fields than it holds), not by its version.
 package snapshot

@@ -83,7 +83,7 @@ func FuzzDecodePayload(f *testing.F) {
 		b := state.NewBuilder()
 		_ = b.AddSegment(state.Segment{Endpoint: "s", Name: "n", Capacity: 1 << 30, Kind: state.ReplicaMemory})
 		for i := 0; i < n; i++ {
-			_ = b.AddObject(state.ObjectKey{Tenant: "t", Key: string(rune('a' + i))}, state.Object{ClientID: "c", Size: 1,
+			_ = b.AddObject(state.ObjectKey{Tenant: "t", Key: string(rune('a' + i))}, state.Object{ClientID: state.UUID{First: 1}, Size: 1,
 				Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "s", Length: 1, Status: state.ReplicaComplete}}})
 		}
 		cur := state.Cursor{}

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"hash/maphash"
 	"io"
+	"math"
 	"unsafe"
 
 	"github.com/minio/crc64nvme"
@@ -30,9 +31,10 @@ const (
 )
 
 var (
-	kinds    = map[byte]string{kindSegments: "segments", kindObjects: "objects"}
-	replKind = []state.ReplicaKind{state.ReplicaMemory, state.ReplicaDisk}
-	replStat = []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete, state.ReplicaRemoved, state.ReplicaFailed}
+	kinds = map[byte]string{kindSegments: "segments", kindObjects: "objects"}
+	// Codes are positions: new kinds and statuses are appended, never inserted.
+	replKind = []state.ReplicaKind{state.ReplicaMemory, state.ReplicaDisk, state.ReplicaNoF, state.ReplicaLocalDisk, state.ReplicaDFS}
+	replStat = []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete, state.ReplicaRemoved, state.ReplicaFailed, state.ReplicaUndefined}
 )
 
 func kindCode(k state.ReplicaKind) byte {
@@ -87,7 +89,8 @@ func (rw *recordWriter) str(s string) {
 func (rw *recordWriter) object(k state.ObjectKey, o state.Object) {
 	rw.str(k.Tenant)
 	rw.str(k.Key)
-	rw.str(o.ClientID)
+	rw.uv(o.ClientID.First)
+	rw.uv(o.ClientID.Second)
 	rw.uv(o.Size)
 	rw.str(o.GroupID)
 	rw.uv(uint64(o.DataType))
@@ -104,6 +107,12 @@ func (rw *recordWriter) object(k state.ObjectKey, o state.Object) {
 		rw.str(r.Segment)
 		rw.uv(r.Offset)
 		rw.uv(r.Length)
+		rw.str(r.Protocol)
+		rw.str(r.FilePath)
+		rw.uv(r.ClientID.First)
+		rw.uv(r.ClientID.Second)
+		rw.uv(r.AlignedSize)
+		rw.buf = binary.AppendVarint(rw.buf, int64(r.ShardIdx))
 	}
 	if len(rw.buf) >= recordBlock {
 		rw.flush()
@@ -398,7 +407,7 @@ func (rr *recordReader) object() (state.ObjectKey, state.Object) {
 	var o state.Object
 	k.Tenant = rr.str("tenant")
 	k.Key = rr.key()
-	o.ClientID = rr.str("client id")
+	o.ClientID = state.UUID{First: rr.uv(), Second: rr.uv()}
 	o.Size = rr.uv()
 	o.GroupID = rr.str("group id")
 	dt := rr.uv()
@@ -444,6 +453,16 @@ func (rr *recordReader) object() (state.ObjectKey, state.Object) {
 		r.Segment = rr.str("segment")
 		r.Offset = rr.uv()
 		r.Length = rr.uv()
+		r.Protocol = rr.str("protocol")
+		r.FilePath = rr.str("file path")
+		r.ClientID = state.UUID{First: rr.uv(), Second: rr.uv()}
+		r.AlignedSize = rr.uv()
+		shard := rr.v()
+		if shard < math.MinInt32 || shard > math.MaxInt32 {
+			rr.fail(fmt.Errorf("%w: shard index %d", ErrOverflow, shard))
+			return k, o
+		}
+		r.ShardIdx = int32(shard)
 	}
 	return k, o
 }
@@ -518,4 +537,10 @@ func (rr *recordReader) finish() error {
 		return fmt.Errorf("%w: record body crc64nvme %016x, computed %016x", ErrChecksum, got, want)
 	}
 	return nil
+}
+
+// v reads a signed (zig-zag) varint, as binary.AppendVarint writes it.
+func (rr *recordReader) v() int64 {
+	u := rr.uv()
+	return int64(u>>1) ^ -int64(u&1)
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-// poisoned yields a capture's content with one object's replica moved to a
-// segment that does not exist: it encodes (the encoder trusts its source)
-// but no state can hold it.
+// poisoned yields a capture's content with one object's memory replica
+// given a file path, a field its kind does not have: it encodes (the
+// encoder trusts its source) but no state can hold it.
 type poisoned struct {
 	c  *state.Capture
 	at int
@@ -28,7 +28,8 @@ func (p poisoned) Objects(yield func(state.ObjectKey, state.Object) bool) {
 	i := 0
 	p.c.Objects(func(k state.ObjectKey, o state.Object) bool {
 		if i == p.at {
-			o.Replicas[0].Segment = "10.9.9.9:1"
+			o.Replicas = append([]state.Replica(nil), o.Replicas...)
+			o.Replicas[0].FilePath = "/not/a/memory/field"
 		}
 		i++
 		return yield(k, o)
@@ -47,7 +48,7 @@ func TestRestoreFailsOnTheBuildersRejection(t *testing.T) {
 			_, err = Encode(poisoned{s.Capture(), at}, f, 1000)
 			require.NoError(t, err)
 			st, _, err := Restore(bytes.NewReader(readAll(t, f)))
-			require.ErrorIs(t, err, state.ErrSegmentNotFound)
+			require.ErrorIs(t, err, state.ErrMalformed)
 			require.Nil(t, st)
 		})
 	}

@@ -21,10 +21,10 @@ func buildState(t testing.TB, n int) *state.State {
 	require.NoError(t, b.AddSegment(state.Segment{Endpoint: "10.0.0.1:7000", Name: "a", Capacity: 1 << 50, Kind: state.ReplicaMemory}))
 	require.NoError(t, b.AddSegment(state.Segment{Endpoint: "10.0.0.2:7000", Name: "b", Capacity: 1 << 50, Kind: state.ReplicaDisk, FilePath: "/ssd/b"}))
 	for i := 0; i < n; i++ {
-		o := state.Object{ClientID: "client", Size: 4096, GroupID: "g", DataType: uint32(i % 3), HardPinned: i%7 == 0,
+		o := state.Object{ClientID: state.UUID{First: 1, Second: 2}, Size: 4096, GroupID: "g", DataType: uint32(i % 3), HardPinned: i%7 == 0,
 			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaComplete}}}
 		if i%5 == 0 {
-			o.Replicas = append(o.Replicas, state.Replica{ID: 2, Kind: state.ReplicaDisk, Segment: "10.0.0.2:7000", Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaProcessing})
+			o.Replicas = append(o.Replicas, state.Replica{ID: 2, Kind: state.ReplicaNoF, Segment: "10.0.0.2:7000", Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaProcessing})
 		}
 		require.NoError(t, b.AddObject(state.ObjectKey{Tenant: fmt.Sprintf("t%d", i%4/4), Key: fmt.Sprintf("key-%09d", i)}, o))
 	}
@@ -107,9 +107,11 @@ func TestCorruptionIsDetected(t *testing.T) {
 	}{
 		"flipped object byte": {mutate(func(b []byte) []byte { b[l.Parts[2].Offset+20] ^= 0x40; return b }), nil},
 		"flipped size byte": {mutate(func(b []byte) []byte {
-			// the size uvarint of an object sits after three strings; flip a
-			// low bit that keeps every field well-formed: only the checksum can tell
-			i := bytes.Index(b[l.Parts[2].Offset:], []byte("client")) + int(l.Parts[2].Offset) + len("client")
+			// the size uvarint of an object sits after its key (13 bytes) and
+			// its client id (two one-byte uvarints); flip a low bit of its
+			// second byte, which keeps every field well-formed: only the
+			// checksum can tell
+			i := bytes.Index(b[l.Parts[2].Offset:], []byte("key-")) + int(l.Parts[2].Offset) + len("key-000000000") + 2
 			b[i+1] ^= 0x01
 			return b
 		}), ErrChecksum},

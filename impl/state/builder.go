@@ -12,15 +12,14 @@ type Builder struct {
 	hasLast bool
 	objects int // objects added: errors name an object by its position, never by its tenant or key
 	lastSeg string
-	segs    map[string]*Segment // the segments added, by endpoint: one lookup per replica
-	slab    []Object            // objects are carved from blocks: far fewer heap objects to mark
+	slab    []Object // objects are carved from blocks: far fewer heap objects to mark
 	err     error
 }
 
 const objectSlab = 1024
 
 // NewBuilder starts an empty state.
-func NewBuilder() *Builder { return &Builder{t: newTables(), segs: map[string]*Segment{}} }
+func NewBuilder() *Builder { return &Builder{t: newTables()} }
 
 // AddSegment adds a segment; endpoints must ascend.
 func (b *Builder) AddSegment(s Segment) error {
@@ -30,23 +29,23 @@ func (b *Builder) AddSegment(s Segment) error {
 	if err := s.validate(); err != nil {
 		return b.fail(err)
 	}
-	if b.t.segments.Len() > 0 && s.Endpoint <= b.lastSeg {
+	if b.t.segments.Len() > 0 && s.Endpoint <= b.lastSeg { // "" sorts first: only the first segment may have it
 		return b.fail(fmt.Errorf("%w: segment %q after %q: not ascending", ErrMalformed, s.Endpoint, b.lastSeg))
 	}
 	b.lastSeg = s.Endpoint
 	seg := s
 	b.t.segments.Load(segmentItem{s: &seg})
-	b.segs[seg.Endpoint] = &seg
 	return nil
 }
 
-// AddObject adds an object; (tenant, key) must ascend, and every replica
-// must sit on a segment added before, as PUT_END requires.
+// AddObject adds an object; (tenant, key) must ascend, and the tenant is
+// never "" (Apply stores it as "default"). Replicas are not checked against
+// the segments: upstream's applier does not link them (apply.go).
 func (b *Builder) AddObject(k ObjectKey, o Object) error {
 	if b.err != nil {
 		return b.err
 	}
-	if k.Key == "" || len(k.Key) > MaxKeyBytes || len(k.Tenant) > MaxKeyBytes {
+	if k.Tenant == "" || len(k.Key) > MaxKeyBytes || len(k.Tenant) > MaxKeyBytes {
 		return b.fail(fmt.Errorf("%w: object %d: key of %d bytes, tenant of %d", ErrMalformed, b.objects, len(k.Key), len(k.Tenant)))
 	}
 	if b.hasLast && !lessObject(objectItem{k: b.lastKey}, objectItem{k: k}) {
@@ -54,15 +53,6 @@ func (b *Builder) AddObject(k ObjectKey, o Object) error {
 	}
 	if err := o.validate(); err != nil {
 		return b.fail(fmt.Errorf("object %d: %w", b.objects, err))
-	}
-	for i, r := range o.Replicas {
-		seg, ok := b.segs[r.Segment]
-		if !ok {
-			return b.fail(fmt.Errorf("object %d replica %d: %w: %q", b.objects, i, ErrSegmentNotFound, r.Segment))
-		}
-		if seg.Kind != r.Kind || r.Offset+r.Length > seg.Capacity {
-			return b.fail(fmt.Errorf("object %d replica %d: %w", b.objects, i, ErrSegmentMismatch))
-		}
 	}
 	b.lastKey, b.hasLast = k, true
 	b.objects++
@@ -72,6 +62,15 @@ func (b *Builder) AddObject(k ObjectKey, o Object) error {
 	b.slab = append(b.slab, o)
 	b.t.objects.Load(objectItem{k: k, o: &b.slab[len(b.slab)-1]})
 	return nil
+}
+
+// CheckPlacement checks that every buffer replica (memory, NoF) of o lies
+// within a segment added before, of its kind, as a primary's put must. A
+// writer of this project's own content (a legacy import) calls it before
+// AddObject; a snapshot of a standby need not hold to it (apply.go). The
+// error names the replica by position, never the object's key.
+func (b *Builder) CheckPlacement(o Object) error {
+	return b.t.checkPlacement(&o)
 }
 
 func (b *Builder) fail(err error) error {

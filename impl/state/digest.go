@@ -15,7 +15,7 @@ type Digest string
 // Digest computes the content digest; it is O(n) in the state's size.
 func (t *tables) Digest() Digest {
 	h := digestWriter{h: sha256.New()}
-	h.str("oplogha-state-v1")
+	h.str("oplogha-state-v2")
 	t.segments.Scan(func(it segmentItem) bool {
 		s := it.s
 		h.str("S")
@@ -31,7 +31,8 @@ func (t *tables) Digest() Digest {
 		h.str("O")
 		h.str(it.k.Tenant)
 		h.str(it.k.Key)
-		h.str(o.ClientID)
+		h.num(o.ClientID.First)
+		h.num(o.ClientID.Second)
 		h.num(o.Size)
 		h.str(o.GroupID)
 		h.num(uint64(o.DataType))
@@ -48,6 +49,12 @@ func (t *tables) Digest() Digest {
 			h.num(r.Offset)
 			h.num(r.Length)
 			h.str(string(r.Status))
+			h.str(r.Protocol)
+			h.str(r.FilePath)
+			h.num(r.ClientID.First)
+			h.num(r.ClientID.Second)
+			h.num(r.AlignedSize)
+			h.num(uint64(uint32(r.ShardIdx)))
 		}
 		return true
 	})

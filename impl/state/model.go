@@ -2,20 +2,28 @@ package state
 
 import "fmt"
 
-// ReplicaKind says where a replica's bytes live.
+// ReplicaKind says where a replica's bytes live: the alternative of
+// upstream's Replica::Descriptor variant (replica.h), or, for a segment,
+// whether it is a memory segment (SegmentMountOp.is_memory_segment).
 type ReplicaKind string
 
-// Replica kinds, as in Mooncake's replica descriptors.
+// Replica kinds, in upstream's variant order (MemoryDescriptor,
+// NoFDescriptor, DiskDescriptor, LocalDiskDescriptor,
+// DistributedFSDescriptor). A segment is ReplicaMemory or ReplicaDisk.
 const (
-	ReplicaMemory ReplicaKind = "memory"
-	ReplicaDisk   ReplicaKind = "disk"
+	ReplicaMemory    ReplicaKind = "memory"
+	ReplicaNoF       ReplicaKind = "nof"
+	ReplicaDisk      ReplicaKind = "disk"
+	ReplicaLocalDisk ReplicaKind = "local_disk"
+	ReplicaDFS       ReplicaKind = "dfs"
 )
 
 // ReplicaStatus is the persisted lifecycle status of a replica.
 type ReplicaStatus string
 
-// Replica statuses that are persisted (Mooncake's ReplicaStatus without UNDEFINED).
+// Replica statuses: upstream's ReplicaStatus enum (replica.h), values 0..5.
 const (
+	ReplicaUndefined   ReplicaStatus = "undefined"
 	ReplicaInitialized ReplicaStatus = "initialized"
 	ReplicaProcessing  ReplicaStatus = "processing"
 	ReplicaComplete    ReplicaStatus = "complete"
@@ -23,38 +31,68 @@ const (
 	ReplicaFailed      ReplicaStatus = "failed"
 )
 
-func (k ReplicaKind) valid() bool { return k == ReplicaMemory || k == ReplicaDisk }
-
-func (s ReplicaStatus) valid() bool {
-	switch s {
-	case ReplicaInitialized, ReplicaProcessing, ReplicaComplete, ReplicaRemoved, ReplicaFailed:
+func (k ReplicaKind) valid() bool {
+	switch k {
+	case ReplicaMemory, ReplicaNoF, ReplicaDisk, ReplicaLocalDisk, ReplicaDFS:
 		return true
 	}
 	return false
 }
 
-// Replica is one placement of an object's bytes on a mounted segment.
-type Replica struct {
-	ID      uint64        `json:"id"`
-	Kind    ReplicaKind   `json:"kind"`
-	Segment string        `json:"segment"` // transport endpoint of the segment holding it
-	Offset  uint64        `json:"offset"`
-	Length  uint64        `json:"length"`
-	Status  ReplicaStatus `json:"status"`
+func (k ReplicaKind) validSegment() bool { return k == ReplicaMemory || k == ReplicaDisk }
+
+// buffered reports whether the kind's descriptor is a buffer on a segment
+// (upstream's AllocatedBuffer::Descriptor).
+func (k ReplicaKind) buffered() bool { return k == ReplicaMemory || k == ReplicaNoF }
+
+func (s ReplicaStatus) valid() bool {
+	switch s {
+	case ReplicaUndefined, ReplicaInitialized, ReplicaProcessing, ReplicaComplete, ReplicaRemoved, ReplicaFailed:
+		return true
+	}
+	return false
 }
 
-// Object is the metadata of one stored object. Values are immutable once they
-// are in a State: an update replaces the whole value.
+// Replica is one placement of an object's bytes: upstream's
+// Replica::Descriptor, flattened. Which fields a kind uses is fixed (the
+// others must be zero, so that a replica and its PUT_END payload map one to
+// one):
+//
+//	memory, nof: Segment (buffer's transport endpoint), Offset (buffer
+//	             address), Length (buffer size), Protocol
+//	disk:        FilePath, Length (object size)
+//	local_disk:  ClientID, Length (object size), Segment (transport endpoint)
+//	dfs:         FilePath, Offset, Length (object size), AlignedSize, ShardIdx
+type Replica struct {
+	ID          uint64        `json:"id"`
+	Kind        ReplicaKind   `json:"kind"`
+	Segment     string        `json:"segment,omitempty"`
+	Offset      uint64        `json:"offset,omitempty"`
+	Length      uint64        `json:"length"`
+	Status      ReplicaStatus `json:"status"`
+	Protocol    string        `json:"protocol,omitempty"`
+	FilePath    string        `json:"file_path,omitempty"`
+	ClientID    UUID          `json:"client_id,omitzero"`
+	AlignedSize uint64        `json:"aligned_size,omitempty"`
+	ShardIdx    int32         `json:"shard_idx,omitempty"`
+}
+
+// Object is the metadata of one stored object: what upstream's PUT_END
+// payload (MetadataPayload) carries, as upstream's standby keeps it
+// (StandbyObjectMetadata: the compatible fields with their defaults).
+// Values are immutable once they are in a State: an update replaces the
+// whole value.
 type Object struct {
-	ClientID   string    `json:"client_id"`
+	ClientID   UUID      `json:"client_id"`
 	Size       uint64    `json:"size"`
 	Replicas   []Replica `json:"replicas"`
 	GroupID    string    `json:"group_id,omitempty"`
-	DataType   uint32    `json:"data_type,omitempty"`
+	DataType   uint32    `json:"data_type,omitempty"` // upstream's ObjectDataType, a uint8
 	HardPinned bool      `json:"hard_pinned,omitempty"`
 }
 
-// Segment is one entry of the segment registry, keyed by its transport endpoint.
+// Segment is one entry of the segment registry, keyed by its transport
+// endpoint: what SegmentMountOp carries (Kind memory is is_memory_segment).
 type Segment struct {
 	Endpoint string      `json:"endpoint"`
 	Name     string      `json:"name"`
@@ -86,7 +124,59 @@ func (c Cursor) String() string { return fmt.Sprintf("batch %d seq %d", c.BatchI
 // MaxKeyBytes bounds tenant and key lengths (Mooncake's limit on object keys).
 const MaxKeyBytes = 4096
 
+// MaxDataType is the largest ObjectDataType (a uint8 upstream).
+const MaxDataType = 255
+
+// validate checks what every stored object obeys, whatever wrote it:
+// strings within MaxKeyBytes, a known kind and status, and only the fields
+// of its kind set. Upstream's applier stores any payload it can decode, so
+// this is all a replayed PUT_END must pass; admit adds what a client's put
+// must.
 func (o *Object) validate() error {
+	if len(o.GroupID) > MaxKeyBytes {
+		return fmt.Errorf("%w: group id longer than %d bytes", ErrMalformed, MaxKeyBytes)
+	}
+	if o.DataType > MaxDataType {
+		return fmt.Errorf("%w: data type %d above %d", ErrMalformed, o.DataType, MaxDataType)
+	}
+	for i := range o.Replicas {
+		if err := o.Replicas[i].validate(); err != nil {
+			return fmt.Errorf("replica %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (r *Replica) validate() error {
+	switch {
+	case !r.Kind.valid():
+		return fmt.Errorf("%w: kind %q", ErrMalformed, r.Kind)
+	case !r.Status.valid():
+		return fmt.Errorf("%w: status %q", ErrMalformed, r.Status)
+	case len(r.Segment) > MaxKeyBytes || len(r.Protocol) > MaxKeyBytes || len(r.FilePath) > MaxKeyBytes:
+		return fmt.Errorf("%w: a string longer than %d bytes", ErrMalformed, MaxKeyBytes)
+	}
+	var extra bool
+	switch r.Kind {
+	case ReplicaMemory, ReplicaNoF:
+		extra = r.FilePath != "" || !r.ClientID.IsZero() || r.AlignedSize != 0 || r.ShardIdx != 0
+	case ReplicaDisk:
+		extra = r.Segment != "" || r.Offset != 0 || r.Protocol != "" || !r.ClientID.IsZero() || r.AlignedSize != 0 || r.ShardIdx != 0
+	case ReplicaLocalDisk:
+		extra = r.Offset != 0 || r.Protocol != "" || r.FilePath != "" || r.AlignedSize != 0 || r.ShardIdx != 0
+	case ReplicaDFS:
+		extra = r.Segment != "" || r.Protocol != "" || !r.ClientID.IsZero()
+	}
+	if extra {
+		return fmt.Errorf("%w: a field that a %s replica does not have is set", ErrMalformed, r.Kind)
+	}
+	return nil
+}
+
+// admit checks what this project's primary requires of a client's put on
+// top of validate: a size, at least one replica, distinct replica ids, and
+// a length and a segment for every buffer replica.
+func (o *Object) admit() error {
 	if o.Size == 0 {
 		return fmt.Errorf("%w: object size is 0", ErrMalformed)
 	}
@@ -96,14 +186,10 @@ func (o *Object) validate() error {
 	for i := range o.Replicas {
 		r := &o.Replicas[i]
 		switch {
-		case !r.Kind.valid():
-			return fmt.Errorf("%w: replica %d: kind %q", ErrMalformed, i, r.Kind)
-		case !r.Status.valid():
-			return fmt.Errorf("%w: replica %d: status %q", ErrMalformed, i, r.Status)
-		case r.Segment == "":
-			return fmt.Errorf("%w: replica %d: no segment", ErrMalformed, i)
 		case r.Length == 0:
 			return fmt.Errorf("%w: replica %d: length 0", ErrMalformed, i)
+		case r.Kind.buffered() && r.Segment == "":
+			return fmt.Errorf("%w: replica %d: no segment", ErrMalformed, i)
 		case r.Offset+r.Length < r.Offset:
 			return fmt.Errorf("%w: replica %d: offset+length overflows", ErrMalformed, i)
 		}
@@ -138,18 +224,29 @@ func duplicateReplicaID(reps []Replica) (int, uint64, bool) {
 	return 0, 0, false
 }
 
+// validate checks what every registered segment obeys: upstream's
+// registry keeps any SegmentMountOp it decodes, so only the bounds of this
+// project's codecs and a kind apply.
 func (s *Segment) validate() error {
+	switch {
+	case len(s.Endpoint) > MaxKeyBytes || len(s.Name) > MaxKeyBytes || len(s.FilePath) > MaxKeyBytes:
+		return fmt.Errorf("%w: segment string longer than %d bytes", ErrMalformed, MaxKeyBytes)
+	case !s.Kind.validSegment():
+		return fmt.Errorf("%w: segment kind %q", ErrMalformed, s.Kind)
+	}
+	return nil
+}
+
+// admit checks what this project's primary requires of a client's mount
+// or update on top of validate.
+func (s *Segment) admit() error {
 	switch {
 	case s.Endpoint == "":
 		return fmt.Errorf("%w: segment has no endpoint", ErrMalformed)
-	case len(s.Endpoint) > MaxKeyBytes:
-		return fmt.Errorf("%w: segment endpoint longer than %d bytes", ErrMalformed, MaxKeyBytes)
 	case s.Name == "":
 		return fmt.Errorf("%w: segment has no name", ErrMalformed)
 	case s.Capacity == 0:
 		return fmt.Errorf("%w: segment capacity is 0", ErrMalformed)
-	case !s.Kind.valid():
-		return fmt.Errorf("%w: segment kind %q", ErrMalformed, s.Kind)
 	case s.Kind == ReplicaDisk && s.FilePath == "":
 		return fmt.Errorf("%w: disk segment has no file path", ErrMalformed)
 	}

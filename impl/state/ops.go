@@ -1,19 +1,22 @@
 package state
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // OpType is a batch entry's operation, numbered as in Mooncake's OpLog.
 type OpType uint8
 
-// Op types. 4 is unused in Mooncake's numbering and is rejected.
+// Op types, upstream's OpType (oplog_types.h). 4 is LEASE_RENEW: the batch
+// codec accepts it, upstream's OpLogApplier has no case for it and rejects
+// the entry (oplog_applier.cpp:82-87), and so does Apply (not Known).
 const (
 	OpPutEnd         OpType = 1
 	OpPutRevoke      OpType = 2
 	OpRemove         OpType = 3
+	OpLeaseRenew     OpType = 4
 	OpSegmentMount   OpType = 5
 	OpSegmentUnmount OpType = 6
 	OpSegmentUpdate  OpType = 7
@@ -36,6 +39,8 @@ func (t OpType) String() string {
 		return "PUT_REVOKE"
 	case OpRemove:
 		return "REMOVE"
+	case OpLeaseRenew:
+		return "LEASE_RENEW"
 	case OpSegmentMount:
 		return "SEGMENT_MOUNT"
 	case OpSegmentUnmount:
@@ -47,9 +52,10 @@ func (t OpType) String() string {
 }
 
 // Entry is one operation of a batch. For object ops Tenant and Key name the
-// object; for segment ops Tenant is empty and Key is the transport endpoint.
-// Payload is the op's JSON body (PUT_END: Object; SEGMENT_MOUNT/UPDATE: Segment;
-// otherwise empty).
+// object ("" and "default" are the same tenant). For segment ops upstream
+// writes Tenant "default" and Key the transport endpoint (the segment name
+// on a remount); the payload alone says which segment. Payload is the op's
+// struct_pack body (payload.go); PUT_REVOKE and REMOVE carry none.
 type Entry struct {
 	Op      OpType
 	Tenant  string
@@ -65,9 +71,28 @@ type Batch struct {
 	Entries  []Entry
 }
 
-// PutEnd builds the entry that makes an object visible.
+// DefaultTenant is upstream's default tenant (tenant_id.h kDefaultValue):
+// the tenant of segment entries, and the tenant "" stands for.
+const DefaultTenant = "default"
+
+// NormalizeTenant maps "" to DefaultTenant, as upstream's TenantId does
+// (tenant_id.h:18-19) wherever its standby stores or looks up an object.
+func NormalizeTenant(t string) string {
+	if t == "" {
+		return DefaultTenant
+	}
+	return t
+}
+
+// PutEnd builds the entry that makes an object visible; its payload is the
+// MetadataPayload upstream's default build writes. An object with a replica
+// of no known kind has no payload, which Stage refuses.
 func PutEnd(tenant, key string, obj Object) Entry {
-	return Entry{Op: OpPutEnd, Tenant: tenant, Key: key, Payload: mustJSON(obj)}
+	b, err := contract.EncodeMetadataPayload(objectPayload(&obj))
+	if err != nil {
+		b = nil
+	}
+	return Entry{Op: OpPutEnd, Tenant: tenant, Key: key, Payload: b}
 }
 
 // PutRevoke builds the entry that cancels a put (no-op when nothing was put).
@@ -76,65 +101,23 @@ func PutRevoke(tenant, key string) Entry { return Entry{Op: OpPutRevoke, Tenant:
 // Remove builds the entry that removes an object.
 func Remove(tenant, key string) Entry { return Entry{Op: OpRemove, Tenant: tenant, Key: key} }
 
-// MountSegment builds the entry that registers a segment.
+// MountSegment builds the entry that registers a segment, as upstream's
+// MasterService::MountSegment writes it: tenant "default", keyed by the
+// transport endpoint.
 func MountSegment(seg Segment) Entry {
-	return Entry{Op: OpSegmentMount, Key: seg.Endpoint, Payload: mustJSON(seg)}
+	return Entry{Op: OpSegmentMount, Tenant: DefaultTenant, Key: seg.Endpoint, Payload: contract.EncodeSegmentMountOp(segmentOp(&seg))}
 }
 
-// UnmountSegment builds the entry that unregisters a segment; replicas on it go with it.
-func UnmountSegment(endpoint string) Entry { return Entry{Op: OpSegmentUnmount, Key: endpoint} }
+// UnmountSegment builds the entry that unregisters a segment, as upstream's
+// MasterService::UnmountSegment writes it.
+func UnmountSegment(endpoint string) Entry {
+	return Entry{Op: OpSegmentUnmount, Tenant: DefaultTenant, Key: endpoint, Payload: contract.EncodeSegmentUnmountOp(contract.SegmentUnmountOp{TransportEndpoint: endpoint})}
+}
 
-// UpdateSegment builds the entry that replaces a mounted segment's descriptor.
+// UpdateSegment builds the entry that replaces a mounted segment's
+// descriptor (no upstream writer emits it; upstream's applier reads it).
 func UpdateSegment(seg Segment) Entry {
-	return Entry{Op: OpSegmentUpdate, Key: seg.Endpoint, Payload: mustJSON(seg)}
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("state: marshal %T: %v", v, err)) // plain structs cannot fail
-	}
-	return b
-}
-
-// decodeStrict decodes exactly one JSON value with no unknown fields.
-func decodeStrict(payload []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: payload: %v", ErrMalformed, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: payload: trailing data", ErrMalformed)
-	}
-	return nil
-}
-
-// DecodeObject decodes and validates a PUT_END payload.
-func DecodeObject(payload []byte) (Object, error) {
-	var o Object
-	if err := decodeStrict(payload, &o); err != nil {
-		return Object{}, err
-	}
-	if err := o.validate(); err != nil {
-		return Object{}, err
-	}
-	return o, nil
-}
-
-// DecodeSegment decodes and validates a SEGMENT_MOUNT/UPDATE payload for endpoint.
-func DecodeSegment(endpoint string, payload []byte) (Segment, error) {
-	var s Segment
-	if err := decodeStrict(payload, &s); err != nil {
-		return Segment{}, err
-	}
-	if s.Endpoint != endpoint {
-		return Segment{}, fmt.Errorf("%w: segment endpoint %q differs from entry key %q", ErrMalformed, s.Endpoint, endpoint)
-	}
-	if err := s.validate(); err != nil {
-		return Segment{}, err
-	}
-	return s, nil
+	return Entry{Op: OpSegmentUpdate, Tenant: DefaultTenant, Key: seg.Endpoint, Payload: contract.EncodeSegmentUpdateOp(contract.SegmentUpdateOp(segmentOp(&seg)))}
 }
 
 // Cursor is where the state stands after applying b.

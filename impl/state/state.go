@@ -61,7 +61,7 @@ func (t *tables) Cursor() Cursor { return t.cursor }
 func (t *tables) Len() (objects, segments int) { return t.objects.Len(), t.segments.Len() }
 
 func (t *tables) Object(tenant, key string) (Object, bool) {
-	it, ok := t.objects.Get(objectItem{k: ObjectKey{tenant, key}})
+	it, ok := t.objects.Get(objectItem{k: ObjectKey{NormalizeTenant(tenant), key}})
 	if !ok {
 		return Object{}, false
 	}
@@ -117,15 +117,17 @@ func (c *Capture) ObjectsShared(yield func(ObjectKey, Object) bool) {
 // Capture returns an immutable view of the state as it is now, in O(1).
 func (s *State) Capture() *Capture { return &Capture{tables: s.fork()} }
 
-// Apply applies one complete batch atomically: every entry applies and the
-// cursor moves to (b.ID, b.LastSeq), or nothing changes and an *ApplyError says why.
+// Apply applies one complete batch atomically, as a standby replays it:
+// upstream's applier semantics (apply.go), without the primary's admission
+// checks. Every entry applies and the cursor moves to (b.ID, b.LastSeq), or
+// nothing changes and an *ApplyError says why.
 func (s *State) Apply(b Batch) error {
 	if err := s.checkContinues(b); err != nil {
 		return err
 	}
 	tx := s.Begin()
 	for i, e := range b.Entries {
-		if err := tx.Stage(e); err != nil {
+		if err := tx.replay(e); err != nil {
 			return &ApplyError{BatchID: b.ID, Index: i, Seq: b.FirstSeq + uint64(i), Op: e.Op, Tenant: e.Tenant, Key: e.Key, Err: err}
 		}
 	}
@@ -160,8 +162,22 @@ func (tx *Tx) Staged() int { return tx.staged }
 // Reader gives read access to the Tx's staged view.
 func (tx *Tx) Reader() Reader { return tx.t }
 
-// Stage applies one entry to the Tx. A rejected entry leaves the Tx unchanged.
+// Stage admits one entry (the primary's checks, see apply.go) and applies
+// it to the Tx. A rejected entry leaves the Tx unchanged.
 func (tx *Tx) Stage(e Entry) error {
+	if err := tx.t.admit(e); err != nil {
+		return err
+	}
+	if err := tx.t.apply(e); err != nil {
+		return err
+	}
+	tx.staged++
+	return nil
+}
+
+// replay applies one entry as a standby does: upstream's applier
+// semantics, no admission checks (apply.go).
+func (tx *Tx) replay(e Entry) error {
 	if err := tx.t.apply(e); err != nil {
 		return err
 	}

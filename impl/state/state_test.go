@@ -14,7 +14,7 @@ func memSeg(ep string) Segment {
 }
 
 func obj(seg string, id uint64) Object {
-	return Object{ClientID: "client-1", Size: 4096, Replicas: []Replica{{ID: id, Kind: ReplicaMemory, Segment: seg, Offset: id * 4096, Length: 4096, Status: ReplicaComplete}}}
+	return Object{ClientID: UUID{1, 2}, Size: 4096, Replicas: []Replica{{ID: id, Kind: ReplicaMemory, Segment: seg, Offset: id * 4096, Length: 4096, Status: ReplicaComplete, Protocol: "tcp"}}}
 }
 
 // batcher builds continuous batches.
@@ -51,23 +51,114 @@ func TestApplyEveryOp(t *testing.T) {
 	seg, _ := s.Segment("10.0.0.2:1")
 	require.Equal(t, "renamed", seg.Name)
 
-	// Unmount drops the segment's replicas; an object left without one goes.
+	// Unmount drops the segment only: upstream's registry knows no objects.
 	require.NoError(t, s.Apply(bb.next(UnmountSegment("10.0.0.2:1"))))
 	got, ok = s.Object("t1", "a")
 	require.True(t, ok)
-	require.Len(t, got.Replicas, 1)
+	require.Len(t, got.Replicas, 2)
 	_, ok = s.Object("t2", "a")
-	require.False(t, ok)
+	require.True(t, ok)
 	nObj, nSeg := s.Len()
-	require.Equal(t, [2]int{1, 1}, [2]int{nObj, nSeg})
+	require.Equal(t, [2]int{2, 1}, [2]int{nObj, nSeg})
 }
 
-func TestApplyRejectsWithTypedErrors(t *testing.T) {
-	base := func() (*State, *batcher) {
+// Every replica variant and field survives its PUT_END payload, and the
+// entries are the struct_pack records upstream writes (NDEBUG variant).
+func TestPayloadsRoundTripEveryField(t *testing.T) {
+	o := Object{ClientID: UUID{7, 8}, Size: 100, GroupID: "g", DataType: 9, HardPinned: true, Replicas: []Replica{
+		{ID: 1, Kind: ReplicaMemory, Segment: "m:1", Offset: 4096, Length: 100, Status: ReplicaComplete, Protocol: "rdma"},
+		{ID: 2, Kind: ReplicaNoF, Segment: "n:1", Offset: 8, Length: 100, Status: ReplicaProcessing, Protocol: "nvmeof"},
+		{ID: 3, Kind: ReplicaDisk, FilePath: "/d/x", Length: 100, Status: ReplicaInitialized},
+		{ID: 4, Kind: ReplicaLocalDisk, ClientID: UUID{5, 6}, Segment: "l:1", Length: 100, Status: ReplicaFailed},
+		{ID: 5, Kind: ReplicaDFS, FilePath: "/dfs/x", Offset: 3, Length: 100, AlignedSize: 4096, ShardIdx: -2, Status: ReplicaRemoved},
+		{ID: 6, Kind: ReplicaMemory, Segment: "m:1", Length: 1, Status: ReplicaUndefined},
+	}}
+	e := PutEnd("t", "k", o)
+	require.NotEmpty(t, e.Payload)
+	got, err := DecodeObject(e.Payload)
+	require.NoError(t, err)
+	require.Equal(t, o, got)
+
+	seg := Segment{Endpoint: "h:1", Name: "ssd", Capacity: 5, Kind: ReplicaDisk, FilePath: "/p"}
+	for _, e := range []Entry{MountSegment(seg), UpdateSegment(seg)} {
+		require.Equal(t, DefaultTenant, e.Tenant)
+		require.Equal(t, "h:1", e.Key)
+		got, err := DecodeSegment(e.Op, e.Payload)
+		require.NoError(t, err)
+		require.Equal(t, seg, got)
+	}
+	u := UnmountSegment("h:1")
+	ep, err := DecodeUnmount(u.Payload)
+	require.NoError(t, err)
+	require.Equal(t, "h:1", ep)
+
+	// A replica with a field its kind does not have has no payload form.
+	bad := obj("m:1", 1)
+	bad.Replicas[0].FilePath = "/x"
+	_, err = DecodeObject(PutEnd("t", "k", bad).Payload)
+	require.NoError(t, err, "the payload drops the field")
+	require.ErrorIs(t, New().Begin().Stage(Entry{Op: OpPutEnd, Tenant: "t", Key: "k", Payload: PutEnd("t", "k", Object{Size: 1, Replicas: []Replica{{Kind: "tape", Length: 1, Status: ReplicaComplete}}}).Payload}), ErrMalformed)
+}
+
+// Upstream's applier semantics (apply.go): what a standby builds from
+// entries a primary of this project would refuse.
+func TestApplyFollowsUpstreamApplier(t *testing.T) {
+	s := New()
+	var bb batcher
+	o1, o2 := obj("nowhere", 1), obj("nowhere", 2)
+	require.NoError(t, s.Apply(bb.next(
+		PutEnd("", "k", o1),        // tenant "" is "default"; no segment needed
+		PutEnd("default", "k", o2), // PUT_END on an existing key replaces it
+		Remove("t", "absent"),      // REMOVE of a missing key: no-op
+		PutRevoke("t", "absent"),
+		Entry{Op: OpPutEnd, Tenant: "t", Key: "empty"}, // empty payload: empty object
+		Entry{Op: OpPutEnd, Tenant: "t", Key: "garbage", Payload: []byte{1, 2}}, // undecodable: empty object
+	)))
+	got, ok := s.Object("", "k")
+	require.True(t, ok)
+	require.Equal(t, o2, got)
+	got, ok = s.Object("default", "k")
+	require.True(t, ok)
+	require.Equal(t, o2, got)
+	for _, k := range []string{"empty", "garbage"} {
+		got, ok = s.Object("t", k)
+		require.True(t, ok, k)
+		require.Equal(t, Object{}, got, k)
+	}
+	// Segment ops: the payload's endpoint names the segment, whatever the
+	// entry's tenant and key; mount and update upsert; unmount of a missing
+	// one and undecodable payloads change nothing.
+	a := memSeg("10.0.0.1:1")
+	remount := MountSegment(a)
+	remount.Tenant, remount.Key = "", a.Name
+	a2 := a
+	a2.Capacity = 7
+	require.NoError(t, s.Apply(bb.next(remount, MountSegment(a2), UpdateSegment(memSeg("new:1")),
+		UnmountSegment("absent:1"),
+		Entry{Op: OpSegmentMount, Tenant: DefaultTenant, Key: "x", Payload: []byte("junk")},
+		Entry{Op: OpSegmentUnmount, Tenant: DefaultTenant, Key: "new:1"},
+	)))
+	seg, ok := s.Segment("10.0.0.1:1")
+	require.True(t, ok)
+	require.Equal(t, a2, seg)
+	_, ok = s.Segment("new:1")
+	require.True(t, ok, "an unmount without a payload is undecodable: a no-op")
+	_, nSeg := s.Len()
+	require.Equal(t, 2, nSeg)
+
+	// LEASE_RENEW is rejected, and the batch with it.
+	before := s.Digest()
+	err := s.Apply(bb.nextAt(s, Remove("default", "k"), Entry{Op: OpLeaseRenew, Tenant: "t", Key: "k"}))
+	require.ErrorIs(t, err, ErrUnknownOp)
+	require.Equal(t, before, s.Digest())
+}
+
+func TestStageAdmitsWithTypedErrors(t *testing.T) {
+	base := func() *State {
 		s := New()
 		bb := &batcher{}
 		require.NoError(t, s.Apply(bb.next(MountSegment(memSeg("s1")), PutEnd("t", "k", obj("s1", 1)))))
-		return s, bb
+		return s
 	}
 	disk := Segment{Endpoint: "d1", Name: "d", Capacity: 10, Kind: ReplicaDisk}
 	cases := []struct {
@@ -78,40 +169,45 @@ func TestApplyRejectsWithTypedErrors(t *testing.T) {
 		{"unknown op 4", Entry{Op: 4, Tenant: "t", Key: "x"}, ErrUnknownOp},
 		{"unknown op 200", Entry{Op: 200, Tenant: "t", Key: "x"}, ErrUnknownOp},
 		{"put existing", PutEnd("t", "k", obj("s1", 2)), ErrObjectExists},
+		{"put existing under the default tenant", PutEnd("default", "k2", obj("s1", 2)), nil},
 		{"put on unmounted segment", PutEnd("t", "new", obj("nowhere", 2)), ErrSegmentNotFound},
-		{"put past capacity", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 1 << 40, Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
-		{"put wrong kind", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaDisk, Segment: "s1", Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
-		{"put no replicas", PutEnd("t", "new", Object{ClientID: "c", Size: 1}), ErrMalformed},
-		{"put zero size", PutEnd("t", "new", Object{ClientID: "c", Replicas: obj("s1", 1).Replicas}), ErrMalformed},
-		{"put bad status", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Length: 1, Status: "lost"}}}), ErrMalformed},
-		{"put duplicate replica id", PutEnd("t", "new", Object{ClientID: "c", Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Length: 1, Status: ReplicaComplete}, {ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 5, Length: 1, Status: ReplicaComplete}}}), ErrMalformed},
-		{"put unknown field", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: []byte(`{"size":1,"bogus":1}`)}, ErrMalformed},
-		{"put trailing data", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: append(PutEnd("t", "n", obj("s1", 9)).Payload, []byte(" {}")...)}, ErrMalformed},
-		{"put not json", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: []byte("\x00\x01")}, ErrMalformed},
+		{"put past capacity", PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 1 << 40, Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
+		{"put nof on a memory segment", PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaNoF, Segment: "s1", Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
+		{"put no replicas", PutEnd("t", "new", Object{Size: 1}), ErrMalformed},
+		{"put zero size", PutEnd("t", "new", Object{Replicas: obj("s1", 1).Replicas}), ErrMalformed},
+		{"put duplicate replica id", PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Length: 1, Status: ReplicaComplete}, {ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 5, Length: 1, Status: ReplicaComplete}}}), ErrMalformed},
+		{"put trailing data", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: append(PutEnd("t", "n", obj("s1", 9)).Payload, 0)}, ErrMalformed},
+		{"put not struct_pack", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: []byte("\x00\x01")}, ErrMalformed},
+		{"put empty payload", Entry{Op: OpPutEnd, Tenant: "t", Key: "new"}, ErrMalformed},
 		{"put empty key", PutEnd("t", "", obj("s1", 2)), ErrMalformed},
 		{"key too long", PutEnd("t", string(make([]byte, MaxKeyBytes+1)), obj("s1", 2)), ErrMalformed},
 		{"remove absent", Remove("t", "absent"), ErrObjectNotFound},
 		{"remove with payload", Entry{Op: OpRemove, Tenant: "t", Key: "k", Payload: []byte("x")}, ErrMalformed},
 		{"mount twice", MountSegment(memSeg("s1")), ErrSegmentExists},
-		{"mount endpoint mismatch", Entry{Op: OpSegmentMount, Key: "s2", Payload: MountSegment(memSeg("s3")).Payload}, ErrMalformed},
+		{"mount key is not the endpoint", Entry{Op: OpSegmentMount, Key: "s2", Payload: MountSegment(memSeg("s3")).Payload}, ErrMalformed},
 		{"mount disk without path", MountSegment(disk), ErrMalformed},
-		{"mount with tenant", Entry{Op: OpSegmentMount, Tenant: "t", Key: "s2", Payload: MountSegment(memSeg("s2")).Payload}, ErrMalformed},
+		{"mount with a tenant", Entry{Op: OpSegmentMount, Tenant: "t", Key: "s2", Payload: MountSegment(memSeg("s2")).Payload}, ErrMalformed},
+		{"mount with tenant \"\"", Entry{Op: OpSegmentMount, Key: "s2", Payload: MountSegment(memSeg("s2")).Payload}, nil},
+		{"mount with an update payload", Entry{Op: OpSegmentMount, Tenant: DefaultTenant, Key: "s2", Payload: []byte("junk")}, ErrMalformed},
 		{"unmount absent", UnmountSegment("nope"), ErrSegmentNotFound},
+		{"unmount without payload", Entry{Op: OpSegmentUnmount, Tenant: DefaultTenant, Key: "s1"}, ErrMalformed},
 		{"update absent", UpdateSegment(memSeg("nope")), ErrSegmentNotFound},
 		{"update changes kind", UpdateSegment(Segment{Endpoint: "s1", Name: "x", Capacity: 1, Kind: ReplicaDisk, FilePath: "/x"}), ErrSegmentMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s, bb := base()
-			before, cur := s.Digest(), s.Cursor()
-			// A good entry first proves the whole batch is rolled back.
-			err := s.Apply(bb.next(MountSegment(memSeg("fresh")), tc.entry))
+			s := base()
+			tx := s.Begin()
+			require.NoError(t, tx.Stage(MountSegment(memSeg("fresh"))))
+			before := tx.Reader().Digest()
+			err := tx.Stage(tc.entry)
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
 			require.ErrorIs(t, err, tc.want)
-			var ae *ApplyError
-			require.True(t, errors.As(err, &ae))
-			require.Equal(t, 1, ae.Index)
-			require.Equal(t, before, s.Digest())
-			require.Equal(t, cur, s.Cursor())
+			require.Equal(t, before, tx.Reader().Digest())
+			require.Equal(t, 1, tx.Staged())
 		})
 	}
 }
@@ -264,8 +360,10 @@ func TestBuilderErrorsNameNoTenantKey(t *testing.T) {
 	require.Contains(t, err.Error(), "object 1")
 
 	b = NewBuilder()
-	err = b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "k-private"}, obj("nowhere", 1))
-	require.ErrorIs(t, err, ErrSegmentNotFound)
+	bad := obj("s1", 1)
+	bad.Replicas[0].Kind = "tape"
+	err = b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "k-private"}, bad)
+	require.ErrorIs(t, err, ErrMalformed)
 	require.NotContains(t, err.Error(), "k-private")
 	require.NotContains(t, err.Error(), "tenant-secret")
 }

@@ -39,9 +39,9 @@ func (s synthetic) Objects(yield func(state.ObjectKey, state.Object) bool) {
 		segs[i] = synthSegment(i).Endpoint
 	}
 	disk := synthDisk().Endpoint
-	clients := make([]string, 8)
+	clients := make([]state.UUID, 8)
 	for i := range clients {
-		clients[i] = "client-" + strconv.Itoa(i)
+		clients[i] = state.UUID{Second: uint64(i)}
 	}
 	reps := make([]state.Replica, 2)
 	var key []byte
@@ -52,7 +52,7 @@ func (s synthetic) Objects(yield func(state.ObjectKey, state.Object) bool) {
 		reps[0] = state.Replica{ID: uint64(i)*2 + 1, Kind: state.ReplicaMemory, Segment: segs[i%synthSegments], Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}
 		o := state.Object{ClientID: clients[i%8], Size: 65536, Replicas: reps[:1]}
 		if i%4 == 0 {
-			reps[1] = state.Replica{ID: uint64(i)*2 + 2, Kind: state.ReplicaDisk, Segment: disk, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}
+			reps[1] = state.Replica{ID: uint64(i)*2 + 2, Kind: state.ReplicaNoF, Segment: disk, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}
 			o.Replicas = reps[:2]
 		}
 		if !yield(state.ObjectKey{Tenant: synthTenant(i, s.n), Key: string(key)}, o) {

@@ -35,9 +35,9 @@ func synthObject(i int) state.Object {
 	seg := synthSegment(i % synthSegments)
 	reps := []state.Replica{{ID: uint64(i)*2 + 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}}
 	if i%4 == 0 {
-		reps = append(reps, state.Replica{ID: uint64(i)*2 + 2, Kind: state.ReplicaDisk, Segment: synthDisk().Endpoint, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete})
+		reps = append(reps, state.Replica{ID: uint64(i)*2 + 2, Kind: state.ReplicaNoF, Segment: synthDisk().Endpoint, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete})
 	}
-	return state.Object{ClientID: "client-" + strconv.Itoa(i%8), Size: 65536, Replicas: reps}
+	return state.Object{ClientID: state.UUID{Second: uint64(i % 8)}, Size: 65536, Replicas: reps}
 }
 
 // synthTenant: objects are split into tenants by index range (ascending).

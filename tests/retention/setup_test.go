@@ -107,7 +107,7 @@ func (wd *world) puts(n int) {
 		wd.n++
 		k := wd.n
 		wd.mu.Unlock()
-		wd.appendBatch(state.PutEnd("t", fmt.Sprintf("k%06d", k), state.Object{ClientID: "c", Size: 4096,
+		wd.appendBatch(state.PutEnd("t", fmt.Sprintf("k%06d", k), state.Object{ClientID: state.UUID{First: 1}, Size: 4096,
 			Replicas: []state.Replica{{ID: uint64(k), Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(k) * 4096, Length: 4096, Status: state.ReplicaComplete}}}))
 	}
 }
