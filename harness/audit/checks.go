@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/oplogha/oplogha/harness/history"
 )
 
 // Convergence checks that every running node ends at one cursor and digest.
@@ -77,12 +79,7 @@ func RecoverySource(in *Input) Result {
 // acknowledged ops, a fault step that did not inject, too few promotions.
 func MinimumWork(in *Input) Result {
 	var ev evidence
-	ok := 0
-	for _, op := range in.Ops {
-		if op.Outcome == "ok" && op.Kind != "get" {
-			ok++
-		}
-	}
+	ok := AcknowledgedMutations(in.Ops)
 	minOK := in.Expect.MinOKOps
 	if minOK <= 0 {
 		minOK = 100
@@ -145,4 +142,17 @@ func ObjectsAudit(in *Input) Result {
 		summary += "; " + strings.Join(parts, ", ")
 	}
 	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: map[string]int{"pointer-targets-present": sampled + len(in.Objects.Pointers)}}
+}
+
+// AcknowledgedMutations counts the acknowledged puts, removes and segment
+// ops of a history: the work minimum-work judges (the runner waits for the
+// same count before it settles).
+func AcknowledgedMutations(ops []history.Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.Outcome == history.OK && op.Kind != history.Get {
+			n++
+		}
+	}
+	return n
 }

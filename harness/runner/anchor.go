@@ -42,9 +42,14 @@ func (r *run) anchorNow(ctx context.Context, step int) *audit.Anchor {
 
 // waitForBatch waits (up to bound) until the durable prefix reaches batch.
 func (r *run) waitForBatch(ctx context.Context, batch uint64, bound time.Duration) (uint64, bool) {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return 0, false
+	}
+	defer cli.Close()
 	deadline := time.Now().Add(bound)
 	for {
-		b, err := r.durableBatch(ctx)
+		b, err := durableBatchOf(ctx, cli, ks)
 		if err == nil && b >= batch {
 			return b, true
 		}

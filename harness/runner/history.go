@@ -60,6 +60,12 @@ func (r *run) durableBatch(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	defer cli.Close()
+	return durableBatchOf(ctx, cli, ks)
+}
+
+// durableBatchOf reads the durable prefix's batch id through cli: a poll
+// dials once and reads with this.
+func durableBatchOf(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	resp, err := cli.Get(ctx, ks.DurablePrefix())

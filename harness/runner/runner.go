@@ -375,15 +375,7 @@ func (r *run) waitMinimumWork(ctx context.Context) {
 	if r.gen == nil || need <= 0 {
 		return
 	}
-	okMutations := func() int {
-		n := 0
-		for _, op := range r.rec.Ops() {
-			if op.Outcome == history.OK && op.Kind != history.Get {
-				n++
-			}
-		}
-		return n
-	}
+	okMutations := func() int { return audit.AcknowledgedMutations(r.rec.Ops()) }
 	start := time.Now()
 	deadline := time.NewTimer(minimumWorkWait)
 	defer deadline.Stop()

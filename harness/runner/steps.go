@@ -321,12 +321,11 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 				// heal in that moment would find it still running.
 				return !r.env.Running(node), fmt.Sprintf("%s's process is still running", node)
 			}
-			for i, h := range r.cluster.Masters.Health(ctx) {
-				if r.cluster.Masters.Nodes[i].Name == node {
-					return h.Role == w.Role, fmt.Sprintf("%s is %s", node, h.Role)
-				}
+			role := r.roleOf(ctx, node)
+			if role == "" {
+				return false, "no master " + node
 			}
-			return false, "no master " + node
+			return role == w.Role, fmt.Sprintf("%s is %s", node, role)
 		})
 	}
 	return fmt.Errorf("unknown wait %q", w.For)
@@ -564,7 +563,7 @@ func (r *run) waitLatestCovers(ctx context.Context) error {
 	}
 	defer cli.Close()
 	return poll(ctx, func() (bool, string) {
-		durable, err := r.durableBatch(ctx)
+		durable, err := durableBatchOf(ctx, cli, ks)
 		if err != nil {
 			return false, err.Error()
 		}
