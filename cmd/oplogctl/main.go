@@ -3,6 +3,7 @@
 //
 //	oplogctl legacy inspect DIR [--json]    what an import of a legacy snapshot would bring in; writes nothing
 //	oplogctl reset check|delete|new-namespace  destructive reset of a cluster namespace
+//	oplogctl verify --etcd URLS --cluster-id C  judge a live namespace: OpLog, prefix, floor, pointers, objects
 //
 // Exit status: 0 done; 1 the command ran and its verdict is a failure (or it
 // could not run); 2 a usage error, with a message saying what is wrong.
@@ -29,6 +30,7 @@ func commands() []command {
 	return []command{
 		{"legacy", legacyUsage, runLegacy},
 		{"reset", resetUsage, runReset},
+		{"verify", verifyUsage, runVerify},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/connect"
 	"github.com/oplogha/oplogha/impl/reset"
 )
 
@@ -31,18 +32,7 @@ func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var confirm, next string
 	timeout := 2 * time.Minute
 	fs := flag.NewFlagSet("reset "+sub, flag.ContinueOnError)
-	fs.StringVar(&o.Etcd, "etcd", "", "etcd client URLs, comma-separated")
-	fs.StringVar(&o.ClusterID, "cluster-id", "", "cluster namespace: keys under /oplog/{cluster_id}, objects under {s3_prefix}/{cluster_id}/")
-	fs.StringVar(&o.EtcdCACert, "etcd-cacert", "", "CA bundle (PEM) verifying the etcd servers")
-	fs.StringVar(&o.EtcdCert, "etcd-cert", "", "client certificate (PEM) for etcd")
-	fs.StringVar(&o.EtcdKey, "etcd-key", "", "client key (PEM) for etcd")
-	fs.StringVar(&o.EtcdUser, "etcd-user", "", "etcd user (with --etcd-password-file)")
-	fs.StringVar(&o.EtcdPasswordFile, "etcd-password-file", "", "file holding the etcd user's password (never printed)")
-	fs.StringVar(&o.S3Endpoint, "s3-endpoint", "", "S3 endpoint URL, http(s)://host:port")
-	fs.StringVar(&o.S3Bucket, "s3-bucket", "", "bucket dedicated to snapshots")
-	fs.StringVar(&o.S3Prefix, "s3-prefix", "", "key prefix dedicated to snapshots (the master's s3_prefix)")
-	fs.StringVar(&o.S3Region, "s3-region", "us-east-1", "S3 region")
-	fs.StringVar(&o.LocalStoreDir, "local-store-dir", "", "directory used as the snapshot store (the master's local_store_dir), instead of S3")
+	targetFlags(fs, &o.Target)
 	fs.DurationVar(&timeout, "timeout", timeout, "bound of the whole command")
 	fs.IntVar(&o.MaxListed, "max-listed", 200, "residue lines printed per kind (keys, leases, objects); the counts are always complete")
 	switch sub {
@@ -77,7 +67,7 @@ func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		err = reset.NewNamespace(o, next, stdout)
 	}
-	var oe *reset.OptionError
+	var oe *connect.OptionError
 	switch {
 	case errors.Is(err, reset.ErrNotEmpty):
 		return errVerdict

@@ -33,8 +33,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/oplogha/oplogha/impl/connect"
 	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/reset"
 )
 
 // resetEnv is a real etcd (embedded, in process) and a real S3 server
@@ -92,8 +92,8 @@ func newResetEnv(t *testing.T) *resetEnv {
 	srv := httptest.NewServer(gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
 	t.Cleanup(srv.Close)
 	env.s3 = srv.URL
-	t.Setenv(reset.EnvS3AccessKey, "reset-test-access")
-	t.Setenv(reset.EnvS3SecretKey, "reset-test-secret")
+	t.Setenv(connect.EnvS3AccessKey, "reset-test-access")
+	t.Setenv(connect.EnvS3SecretKey, "reset-test-secret")
 	u, _ := url.Parse(srv.URL)
 	env.core, err = minio.NewCore(u.Host, &minio.Options{Creds: credentials.NewStaticV4("reset-test-access", "reset-test-secret", ""),
 		Region: "us-east-1", BucketLookup: minio.BucketLookupPath})

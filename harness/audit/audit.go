@@ -79,6 +79,9 @@ type Input struct {
 	// Objects is what the harness found in the snapshot store at the end
 	// (nil: the run had no store).
 	Objects *StoreReport
+	// Verify is what the operator's verifier (oplogctl verify) found in the
+	// namespace at the end (nil: not run, as in bundles older than it).
+	Verify *VerifyReport
 	// Retention is the once-a-second reading of what the cluster retains.
 	Retention []RetentionSample
 	// Base is what a legacy import brought into the namespace before any
@@ -129,6 +132,20 @@ type PointerCheck struct {
 	Error      string `json:"error,omitempty"`
 }
 
+// VerifyReport is the part of oplogctl verify's JSON report the audits read.
+type VerifyReport struct {
+	Revision   int64             `json:"revision"`
+	Keys       int64             `json:"keys"`
+	Batches    int64             `json:"batches"`
+	Violations []VerifyViolation `json:"violations"`
+}
+
+// VerifyViolation is one rule the verifier found broken, at its key.
+type VerifyViolation struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
 // ListedObject is one stored object.
 type ListedObject struct {
 	Key  string `json:"key"`
@@ -163,6 +180,7 @@ func Checks() []Check {
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
 		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
 		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the fixture's snapshot and its exact digest", LegacyImport},
+		{"operator-verify", "oplogctl verify finds no violation in the namespace the run left (every batch record, the prefix and its terminal batch, the view, the floor, the pointers and their snapshots)", OperatorVerify},
 		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds},
 		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},

@@ -163,3 +163,24 @@ func TestRetentionBounds(t *testing.T) {
 
 	require.True(t, RetentionBounds(&Input{}).Pass, "no samples, nothing to bound")
 }
+
+// A violation the verifier found fails the audit, unless the run damaged
+// records on purpose.
+func TestOperatorVerifyFailsAViolation(t *testing.T) {
+	in := &Input{Verify: &VerifyReport{Revision: 9, Keys: 5, Batches: 3,
+		Violations: []VerifyViolation{{Key: "/oplog/c/batches/00000000000000000002", Reason: "batch record rejected: checksum mismatch"}}}}
+	res := OperatorVerify(in)
+	require.False(t, res.Pass)
+	require.Equal(t, []string{"/oplog/c/batches/00000000000000000002: batch record rejected: checksum mismatch"}, res.Evidence)
+
+	in.Events = []Event{{Kind: "fault", Name: "kill", OK: true}}
+	require.False(t, OperatorVerify(in).Pass, "a kill damages no record")
+	in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-batch", OK: true})
+	res = OperatorVerify(in)
+	require.True(t, res.Pass)
+	require.Contains(t, res.Summary, "not applicable: the run damaged records on purpose (corrupt-batch)")
+
+	in.Events, in.Verify.Violations = nil, nil
+	require.True(t, OperatorVerify(in).Pass)
+	require.True(t, OperatorVerify(&Input{}).Pass, "a bundle without a report")
+}

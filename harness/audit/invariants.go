@@ -55,6 +55,8 @@ var Invariants = []Invariant{
 		"Legacy Snapshot Removal: explicit import", "keyspace-order", "imports"},
 	{"namespace-keys", "no key outside the contract appears in the namespace",
 		"Etcd Keyspace", "keyspace-order", "keys"},
+	{"operator-verify", "the namespace a run without damaging faults leaves passes oplogctl verify: every batch record decodes as upstream's, batches are contiguous above the floor, the prefix's terminal batch is present, the floor is at or below both pointers, each pointer's snapshot verifies",
+		"Complete OpLog Fallback; Ordered Floor Advancement; Rollout: operator tooling", "operator-verify", "runs judged"},
 	{"pointer-targets-present", "a pointer never names a snapshot group that is missing from the store while it is authoritative, and the final pointers verify",
 		"GC: protected objects are never deleted", "objects", "store samples with both pointers unchanged across the listing"},
 	{"acknowledged-present", "nothing acknowledged is missing after recovery, and nothing unacknowledged is invented",
@@ -68,6 +70,7 @@ var Invariants = []Invariant{
 // TestKeyspaceOrderFailsEveryViolation named after the invariant.
 var failingTests = map[string]string{
 	"pointer-targets-present": "TestObjectsAuditFailsAMissingTarget",
+	"operator-verify":         "TestOperatorVerifyFailsAViolation",
 	"legacy-import-once":      "TestKeyspaceOrderAcceptsAnImport",
 	"acknowledged-present":    "TestAcknowledgedData",
 	"linearizable":            "TestLinearizability",

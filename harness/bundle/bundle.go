@@ -21,18 +21,19 @@ import (
 
 // Files of a bundle.
 const (
-	ScenarioFile    = "scenario.yaml"      // the resolved scenario, seed included
-	MetaFile        = "meta.json"          // run facts: binaries, timings, result
-	EventsFile      = "events.jsonl"       // the timeline
-	RetentionFile   = "retention.jsonl"    // once a second: floor, batch keys, snapshot groups, etcd db size
-	HistoryFile     = "history.jsonl"      // every client op
-	EtcdHistoryFile = "etcd/history.jsonl" // MVCC history of the namespace from revision 1
-	EtcdFinalFile   = "etcd/final.json"    // pointers, floor, prefix, batch range, revision
-	EtcdMembersFile = "etcd/members.json"  // member status at the end
-	NodesDir        = "nodes"              // <name>.json (health + state dump), <name>.metrics.txt
-	ObjectsFile     = "objects.json"       // the snapshot store at the end: pointers verified, listing
-	BaseFile        = "legacy-base.json"   // what a legacy import brought: the fixture's objects and digest
-	LogsDir         = "logs"               // every process log and config
+	ScenarioFile    = "scenario.yaml"         // the resolved scenario, seed included
+	MetaFile        = "meta.json"             // run facts: binaries, timings, result
+	EventsFile      = "events.jsonl"          // the timeline
+	RetentionFile   = "retention.jsonl"       // once a second: floor, batch keys, snapshot groups, etcd db size
+	HistoryFile     = "history.jsonl"         // every client op
+	EtcdHistoryFile = "etcd/history.jsonl"    // MVCC history of the namespace from revision 1
+	EtcdFinalFile   = "etcd/final.json"       // pointers, floor, prefix, batch range, revision
+	EtcdMembersFile = "etcd/members.json"     // member status at the end
+	NodesDir        = "nodes"                 // <name>.json (health + state dump), <name>.metrics.txt
+	ObjectsFile     = "objects.json"          // the snapshot store at the end: pointers verified, listing
+	VerifyFile      = "namespace-verify.json" // oplogctl verify's report on the namespace at the end
+	BaseFile        = "legacy-base.json"      // what a legacy import brought: the fixture's objects and digest
+	LogsDir         = "logs"                  // every process log and config
 	AuditFile       = "audit.json"
 	SummaryFile     = "summary.md"
 	ReportFile      = "report.html"
@@ -223,6 +224,12 @@ func Open(path string) (*Bundle, error) {
 			return nil, err
 		}
 		in.Objects = &rep
+	}
+	if _, err := os.Stat(filepath.Join(dir, VerifyFile)); err == nil {
+		in.Verify = &audit.VerifyReport{}
+		if err := readJSON(dir, VerifyFile, in.Verify); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, BaseFile)); err == nil {
 		in.Base = &audit.Base{}

@@ -10,13 +10,17 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/verify"
 )
 
 // collect reads the evidence while the cluster still runs: every master's
@@ -77,6 +81,9 @@ func (r *run) collect(ctx context.Context) error {
 	}
 	if err := r.collectObjects(ctx, final); err != nil {
 		return fmt.Errorf("object store: %w", err)
+	}
+	if err := r.verifyNamespace(ctx, cli, ks); err != nil {
+		return fmt.Errorf("verify the namespace: %w", err)
 	}
 	return r.keepHistory(ctx, cli, ks, final.Revision)
 }
@@ -202,6 +209,25 @@ func copyLogs(work, dst string) error {
 		}
 		return os.WriteFile(out, data, 0o644)
 	})
+}
+
+// verifyNamespace runs what oplogctl verify runs on the namespace the run
+// left (the masters still frozen) and keeps its report for the
+// operator-verify audit.
+func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) error {
+	st, err := r.store()
+	if err != nil {
+		return err
+	}
+	opt := verify.Options{Store: st}
+	if st != nil {
+		opt.ObjectRoot = r.snapshotPrefix()
+	}
+	rep, err := verify.Namespace(ctx, cli, ks, opt)
+	if err != nil {
+		return err
+	}
+	return bundle.WriteJSON(r.dir, bundle.VerifyFile, rep)
 }
 
 // collectObjects opens every final pointer's snapshot by exact keys, as a

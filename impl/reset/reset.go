@@ -19,6 +19,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/oplogha/oplogha/impl/connect"
 	"github.com/oplogha/oplogha/impl/keyspace"
 )
 
@@ -46,7 +47,7 @@ func openSession(ctx context.Context, o Options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli, err := o.etcdClient(ctx)
+	cli, err := o.EtcdClient(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func openSession(ctx context.Context, o Options) (*session, error) {
 // check runs the emptiness check and prints its verdict: ErrNotEmpty when
 // anything remains.
 func (s *session) check(ctx context.Context, stdout, stderr io.Writer) error {
-	res, err := scanNamespace(ctx, s.cli, s.ks, s.st, s.o.objectRoot())
+	res, err := scanNamespace(ctx, s.cli, s.ks, s.st, s.o.ObjectRoot())
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func Delete(ctx context.Context, o Options, confirm string, stdout, stderr io.Wr
 	}
 	defer s.cli.Close()
 	root := s.ks.Root() + "/"
-	objRoot := s.o.objectRoot()
+	objRoot := s.o.ObjectRoot()
 	before, err := scanNamespace(ctx, s.cli, s.ks, s.st, objRoot)
 	if err != nil {
 		return err
@@ -164,22 +165,22 @@ func NewNamespace(o Options, next string, stdout io.Writer) error {
 		}
 	}
 	if _, err := keyspace.New(next); err != nil {
-		return optionError("--new-cluster-id: %v", err)
+		return connect.Errorf("--new-cluster-id: %v", err)
 	}
 	if next == o.ClusterID {
-		return optionError("--new-cluster-id %q is the old cluster id: a new namespace needs a fresh one", next)
+		return connect.Errorf("--new-cluster-id %q is the old cluster id: a new namespace needs a fresh one", next)
 	}
 	old, nu := o, o
 	nu.ClusterID = next
 	w := stdout
 	fmt.Fprintf(w, "Destructive recovery into a new cluster namespace (the RFC's recommended method).\n")
-	fmt.Fprintf(w, "Old namespace: /oplog/%s (etcd), %s (objects). New namespace: /oplog/%s, %s.\n\n", o.ClusterID, old.objectRoot(), next, nu.objectRoot())
+	fmt.Fprintf(w, "Old namespace: /oplog/%s (etcd), %s (objects). New namespace: /oplog/%s, %s.\n\n", o.ClusterID, old.ObjectRoot(), next, nu.ObjectRoot())
 	fmt.Fprintf(w, "1. Stop every master of %s (primary and standbys) and keep them stopped: nothing may run with cluster_id %s again.\n", o.ClusterID, o.ClusterID)
 	fmt.Fprintf(w, "   The old namespace is left as it is (no process writes it any more); remove it later with\n   %s\n", checkCommand(old, "delete", "--confirm "+o.ClusterID))
 	fmt.Fprintf(w, "2. Pick a cluster id never used before on this etcd and bucket: %s\n", next)
 	fmt.Fprintf(w, "3. Change the configuration of every master:\n")
 	fmt.Fprintf(w, "     cluster_id: %s          (was %s; etcd keys move to /oplog/%s)\n", next, o.ClusterID, next)
-	fmt.Fprintf(w, "   Keep etcd_endpoints, s3_endpoint, s3_bucket and s3_prefix: snapshots go under %s, apart from %s.\n", nu.objectRoot(), old.objectRoot())
+	fmt.Fprintf(w, "   Keep etcd_endpoints, s3_endpoint, s3_bucket and s3_prefix: snapshots go under %s, apart from %s.\n", nu.ObjectRoot(), old.ObjectRoot())
 	fmt.Fprintf(w, "   With snapshot_bootstrap_mode: legacy-import, set legacy_import_cluster_id explicitly: it defaults to cluster_id,\n   which now names the new namespace.\n")
 	fmt.Fprintf(w, "   Update whatever else names the cluster id (dashboards, alerts, etcd auth roles granting /oplog/%s/).\n", next)
 	fmt.Fprintf(w, "4. Before the first master starts, the new namespace must be empty; this must print\n   \"namespace /oplog/%s is empty at revision R\" and exit 0:\n", next)
