@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -75,7 +76,6 @@ type replay struct {
 	view             uint64
 	viewSet          bool
 	prefix           *contract.DurablePrefix
-	importedPrefix   bool              // the prefix was set by a legacy import and no batch appended since
 	batches          map[uint64]uint64 // present batch → its last seq
 	batchView        map[uint64]uint64 // batch → the view it was appended under
 	floor            uint64
@@ -299,7 +299,13 @@ func (r *replay) judge(c *change) {
 			r.add("legacy-import-once", rev, "a second legacy import record written")
 		}
 		floorPut := c.floor != nil && c.floor.BatchID == c.marker.BatchID
-		checkImport(&r.ev, rev, c.marker, r.prefix, c.prefix, len(c.batchPuts), floorPut, c.latest)
+		checkImport(&r.ev, rev, c.marker, r.prefix, c.prefix, c.batchPuts, floorPut, c.latest)
+		for _, b := range c.batchPuts {
+			r.n["batch-once"]++
+			if _, present := r.batches[b.ID]; present {
+				r.add("batch-once", rev, "batch %d written again while present", b.ID)
+			}
+		}
 		return
 	}
 	r.judgeAppend(c)
@@ -553,9 +559,8 @@ func (r *replay) apply(c *change) {
 		r.prefixPuts++
 		p := *c.prefix
 		r.prefix = &p
-		r.importedPrefix = c.marker != nil
 	}
-	if r.injected[c.rev] || r.prefix == nil || r.prefix.BatchID == 0 || r.importedPrefix {
+	if r.injected[c.rev] || r.prefix == nil || r.prefix.BatchID == 0 {
 		return
 	}
 	if c.prefix != nil || len(c.deletes) > 0 {
@@ -597,10 +602,12 @@ func (r *replay) countFencedOrphans(objs *StoreReport) {
 }
 
 // checkImport checks the revision that recorded a legacy import: it moved
-// the prefix from the zero state straight to the import cursor, published
-// the floor at batch 1 and the latest pointer at the cursor, and wrote no
-// batch.
-func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *contract.DurablePrefix, batchPuts int, floorPut bool, latest *slot) {
+// the prefix from the zero state straight to the import cursor, wrote
+// exactly one batch, the prefix's terminal batch as legacy.ImportBatch makes
+// it (upstream's startup check refuses a prefix whose terminal batch is
+// missing; prefix-terminal checks the same after the revision), and
+// published the floor at batch 1 and the latest pointer at the cursor.
+func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *contract.DurablePrefix, batchPuts []contract.Batch, floorPut bool, latest *slot) {
 	bad := func(format string, args ...any) {
 		ev.add("[legacy-import-once] rev %d: %s", rev, fmt.Sprintf(format, args...))
 	}
@@ -610,8 +617,13 @@ func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *contr
 	if after == nil || after.BatchID != m.BatchID || after.LastSeq != m.LastSeq {
 		bad("legacy import recorded without moving the durable prefix to batch %d seq %d", m.BatchID, m.LastSeq)
 	}
-	if batchPuts > 0 {
-		bad("legacy import wrote %d batch keys", batchPuts)
+	cur := state.Cursor{BatchID: m.BatchID, Seq: m.LastSeq}
+	switch want := legacy.ImportBatch(cur); {
+	case len(batchPuts) != 1:
+		bad("legacy import wrote %d batch keys, want exactly batch %d", len(batchPuts), m.BatchID)
+	case !reflect.DeepEqual(batchPuts[0], want):
+		b := batchPuts[0]
+		bad("legacy import wrote batch %d seq %d..%d with %d entries, want batch %d seq %d..%d with its one entry", b.ID, b.FirstSeq, b.LastSeq, len(b.Entries), want.ID, want.FirstSeq, want.LastSeq)
 	}
 	if !floorPut {
 		bad("legacy import did not publish the compaction floor at batch %d in the same revision", m.BatchID)

@@ -29,16 +29,20 @@ func importMarker(p publish.Pointer) legacy.Marker {
 		BatchID: 1, LastSeq: importSeq, ProducerView: 1, Objects: 2, Segments: 1, StateDigest: "sha256:aa", ImportedAtMS: 1, ImportedBy: "master-0"}
 }
 
-// importHistory: claim view 1 (zero prefix), the import revision, then two appends.
-func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, ptr []byte) (skipFloor, skipLatest bool)) *revs {
+// importHistory: claim view 1 (zero prefix), the import revision, then two
+// appends. edit may change the marker and the batch the import writes (nil:
+// none), and skip the floor or the latest pointer.
+func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, b1 **contract.Batch) (skipFloor, skipLatest bool)) *revs {
 	r := newRevs()
 	r.claim(1)
 	r.lease(7) // the importing primary holds the maintenance lease
 	p, ptr := importPointer(t)
 	m := importMarker(p)
+	b := legacy.ImportBatch(p.Cursor())
+	b1 := &b
 	skipFloor, skipLatest := false, false
 	if edit != nil {
-		skipFloor, skipLatest = edit(r, &m, ptr)
+		skipFloor, skipLatest = edit(r, &m, &b1)
 	}
 	r.rev++
 	if !skipLatest {
@@ -46,6 +50,11 @@ func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, ptr []byte
 	}
 	if !skipFloor {
 		r.put(r.ks.CompactionFloor(), contract.Floor{BatchID: 1}.Encode(), 0)
+	}
+	if b1 != nil {
+		rec, err := contract.EncodeBatch(*b1)
+		require.NoError(t, err)
+		r.put(r.ks.Batch(b1.ID), rec, 0)
 	}
 	r.prefix = contract.DurablePrefix{BatchID: 1, LastSeq: importSeq}
 	r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(r.prefix), 0)
@@ -60,18 +69,36 @@ func TestKeyspaceOrderAcceptsAnImport(t *testing.T) {
 	res := KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
 	require.True(t, res.Pass, evidence0(res))
 	require.Contains(t, res.Summary, "1 legacy import")
+	// Batch 1 is at the floor: once the prefix has moved past it, a fenced
+	// prune deletes it like any other.
+	r.deleteBatches(1, 1)
+	res = KeyspaceOrder(&Input{ClusterID: "c", Etcd: r.events})
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 1, res.Exercised["delete-under-floor"])
 
 	for name, tc := range map[string]struct {
-		edit func(r *revs, m *legacy.Marker, ptr []byte) (bool, bool)
+		edit func(r *revs, m *legacy.Marker, b1 **contract.Batch) (bool, bool)
 		want string
 	}{
-		"without the floor":  {func(*revs, *legacy.Marker, []byte) (bool, bool) { return true, false }, "did not publish the compaction floor"},
-		"without the latest": {func(*revs, *legacy.Marker, []byte) (bool, bool) { return false, true }, "did not publish the latest pointer"},
-		"record at another seq": {func(_ *revs, m *legacy.Marker, _ []byte) (bool, bool) {
+		"without the floor":  {func(*revs, *legacy.Marker, **contract.Batch) (bool, bool) { return true, false }, "did not publish the compaction floor"},
+		"without the latest": {func(*revs, *legacy.Marker, **contract.Batch) (bool, bool) { return false, true }, "did not publish the latest pointer"},
+		"without batch 1": {func(_ *revs, _ *legacy.Marker, b1 **contract.Batch) (bool, bool) {
+			*b1 = nil
+			return false, false
+		}, "legacy import wrote 0 batch keys, want exactly batch 1"},
+		"batch 1 ending elsewhere": {func(_ *revs, _ *legacy.Marker, b1 **contract.Batch) (bool, bool) {
+			*b1 = &contract.Batch{ID: 1, FirstSeq: importSeq - 1, LastSeq: importSeq - 1, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}}
+			return false, false
+		}, "legacy import wrote batch 1 seq 4999..4999 with 1 entries, want batch 1 seq 5000..5000"},
+		"batch 1 that applies": {func(_ *revs, _ *legacy.Marker, b1 **contract.Batch) (bool, bool) {
+			*b1 = &contract.Batch{ID: 1, FirstSeq: importSeq, LastSeq: importSeq, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}}
+			return false, false
+		}, "want batch 1 seq 5000..5000 with its one entry"},
+		"record at another seq": {func(_ *revs, m *legacy.Marker, _ **contract.Batch) (bool, bool) {
 			m.LastSeq = 4999
 			return false, false
 		}, "without moving the durable prefix to batch 1 seq 4999"},
-		"after batches were written": {func(r *revs, _ *legacy.Marker, _ []byte) (bool, bool) {
+		"after batches were written": {func(r *revs, _ *legacy.Marker, _ **contract.Batch) (bool, bool) {
 			r.appendBatch()
 			return false, false
 		}, "legacy import recorded after the durable prefix reached batch 1"},

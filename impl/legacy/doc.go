@@ -7,9 +7,12 @@
 // written by fixtures/legacy/gen). Pointer mode never treats an old snapshot
 // as an authority: an import converts it into an ordinary schema-v1
 // snapshot, and one fenced etcd transaction makes that snapshot the latest
-// pointer at batch 1 with the compaction floor at 1 — as if batch 1 had
-// held the whole imported state and been pruned. From then on recovery
-// reads pointers and the OpLog only; the legacy files are never opened again.
+// pointer at batch 1 with the compaction floor at 1, and writes batch 1 as
+// the durable prefix's terminal batch (ImportBatch: one entry no applier
+// takes, at the legacy sequence) — batch 1 stands for the whole imported
+// state, which only the pointer holds, and an upstream master's startup
+// check finds the prefix's batch where it looks. From then on recovery reads
+// pointers and the OpLog only; the legacy files are never opened again.
 //
 // # Layout
 //

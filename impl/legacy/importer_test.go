@@ -2,12 +2,16 @@ package legacy_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
@@ -60,9 +64,10 @@ func (w *importWorld) get(t *testing.T, key string) []byte {
 }
 
 // Every valid fixture imports into a fresh namespace as the latest pointer at
-// batch 1 with the floor at 1: recovery from that pointer restores the exact
-// digest, the complete OpLog cannot (batch 1 was never written, and is not
-// read as empty), and the next append continues the legacy sequence.
+// batch 1 with the floor at 1 and batch 1 the prefix's terminal batch:
+// recovery from that pointer restores the exact digest, the complete OpLog
+// cannot (batch 1 stands for the import and no applier takes it), and the
+// next append continues the legacy sequence.
 func TestImportValidFixtures(t *testing.T) {
 	for _, name := range []string{"small", "empty", "zero-cursor"} {
 		t.Run(name, func(t *testing.T) {
@@ -79,10 +84,14 @@ func TestImportValidFixtures(t *testing.T) {
 				require.Equal(t, objstore.ProofReadback, proof, "a local store has no checksum: every object read back")
 			}
 
-			// etcd: prefix, floor, latest, record; no fallback, no batch, lease released.
+			// etcd: prefix, batch 1, floor, latest, record; no fallback, lease released.
 			p, err := oplog.DecodeDurablePrefix(w.get(t, w.ks.DurablePrefix()))
 			require.NoError(t, err)
 			require.Equal(t, legacy.ImportCursor(exp.Seq), p.Cursor())
+			b1, err := contract.DecodeBatch(w.get(t, w.ks.Batch(1)))
+			require.NoError(t, err)
+			require.Equal(t, legacy.ImportBatch(p.Cursor()), b1)
+			require.Equal(t, contract.Batch{ID: 1, FirstSeq: p.LastSeq, LastSeq: p.LastSeq, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}}, b1)
 			f, err := oplog.DecodeFloor(w.get(t, w.ks.CompactionFloor()))
 			require.NoError(t, err)
 			require.Equal(t, uint64(1), f.BatchID)
@@ -104,10 +113,19 @@ func TestImportValidFixtures(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, exp.Digest, string(got.Digest()))
 
-			// The complete OpLog is not a recovery source after an import.
+			// The complete OpLog is not a recovery source after an import: a
+			// replay from batch 0 fails closed at batch 1, on the sequence gap
+			// before it or, at seq 1, on its entry no applier takes.
 			r := &oplog.Reader{KV: w.srv.Client, Keyspace: w.ks}
 			_, err = r.ReadAll(ctx, state.New().Apply)
-			require.ErrorIs(t, err, oplog.ErrGap)
+			if p.LastSeq > 1 {
+				require.ErrorIs(t, err, oplog.ErrGap)
+			} else {
+				require.ErrorIs(t, err, state.ErrUnknownOp)
+			}
+			// From the pointer's cursor there is nothing to replay.
+			_, err = r.Scan(ctx, got.Cursor(), func(state.Batch) error { return errors.New("batch 1 replayed") })
+			require.NoError(t, err)
 
 			// The primary's writer continues at batch 2, the sequence after the import.
 			wr, err := oplog.NewWriter(ctx, w.srv.Client, w.ks, w.view)
@@ -237,4 +255,108 @@ func TestImportUpstreamVector(t *testing.T) {
 	got, err := b.Finish(h.Cursor)
 	require.NoError(t, err)
 	require.Equal(t, snap.State.Digest(), got.Digest())
+}
+
+// upstreamStartupCheck is upstream's OpLogBatchStorage::
+// ValidateDurablePrefixAtStartup (kvcache-ai/Mooncake @3b5a594,
+// oplog_batch_storage.cpp:261-304, with ReadBatch :420-442), written here
+// against impl/contract alone so that it judges the namespace as an
+// upstream master does, not as impl/oplog's reader does: the prefix's zero
+// fields agree; a zero prefix stands only with no batch key; any other
+// prefix's terminal batch is present, decodes (DecodeOpLogBatchRecord), is
+// that batch and ends at the prefix's last_seq.
+func upstreamStartupCheck(ctx context.Context, kv clientv3.KV, ks contract.Keyspace) error {
+	resp, err := kv.Get(ctx, ks.DurablePrefix())
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) == 0 {
+		return fmt.Errorf("no durable prefix")
+	}
+	p, err := contract.DecodeDurablePrefix(resp.Kvs[0].Value)
+	if err != nil {
+		return fmt.Errorf("durable prefix: %w", err)
+	}
+	if (p.BatchID == 0) != (p.LastSeq == 0) {
+		return fmt.Errorf("durable prefix has inconsistent zero fields: batch_id=%d last_seq=%d", p.BatchID, p.LastSeq)
+	}
+	if p.BatchID == 0 {
+		n, err := kv.Get(ctx, ks.BatchPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return err
+		}
+		if n.Count > 0 {
+			return fmt.Errorf("zero durable prefix has batch records")
+		}
+		return nil
+	}
+	resp, err = kv.Get(ctx, ks.Batch(p.BatchID))
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) == 0 {
+		return fmt.Errorf("durable prefix terminal batch is missing: batch_id=%d", p.BatchID)
+	}
+	b, err := contract.DecodeBatch(resp.Kvs[0].Value)
+	if err != nil {
+		return fmt.Errorf("failed to decode OpLog batch record: %w", err)
+	}
+	if b.ID != p.BatchID {
+		return fmt.Errorf("OpLog batch id does not match key: requested=%d, payload=%d", p.BatchID, b.ID)
+	}
+	if b.LastSeq != p.LastSeq {
+		return fmt.Errorf("durable prefix last sequence does not match batch: prefix_last_seq=%d, batch_last_seq=%d", p.LastSeq, b.LastSeq)
+	}
+	return nil
+}
+
+// An import leaves a namespace an upstream master accepts at startup: the
+// durable prefix at the import cursor and its terminal batch, batch 1,
+// present and ending at the cursor's sequence (upstream refuses a prefix
+// whose terminal batch is missing).
+func TestImportLeavesAPrefixUpstreamAccepts(t *testing.T) {
+	for _, name := range []string{"small", "empty", "zero-cursor"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newImportWorld(t)
+			_, err := w.importer(t).Import(ctx, "mooncake_cluster", openFixture(t, name))
+			require.NoError(t, err)
+			require.NoError(t, upstreamStartupCheck(ctx, w.srv.Client, w.ks))
+		})
+	}
+}
+
+// Batch 1 is at the floor the import publishes: retention cannot delete it
+// while it is the prefix's batch, and deletes it like any batch under the
+// floor once the prefix has moved past it; recovery from the pointer never
+// needed it.
+func TestPruneAfterImport(t *testing.T) {
+	ctx := context.Background()
+	w := newImportWorld(t)
+	res, err := w.importer(t).Import(ctx, "mooncake_cluster", openFixture(t, "small"))
+	require.NoError(t, err)
+	guard := oplog.DeleteGuard{ProducerView: w.view, RequireFloor: true}
+	_, err = oplog.DeleteThrough(ctx, w.srv.Client, w.ks, 1, guard)
+	require.ErrorIs(t, err, oplog.ErrWouldDeletePrefix)
+
+	wr, err := oplog.NewWriter(ctx, w.srv.Client, w.ks, w.view)
+	require.NoError(t, err)
+	seg := state.Segment{Endpoint: "10.1.1.1:1", Name: "new", Capacity: 1 << 20, Kind: state.ReplicaMemory}
+	_, err = wr.Append(ctx, []state.Entry{state.MountSegment(seg)})
+	require.NoError(t, err)
+	del, err := oplog.DeleteThrough(ctx, w.srv.Client, w.ks, 1, guard)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), del.Deleted)
+	require.Nil(t, w.get(t, w.ks.Batch(1)))
+
+	b := state.NewBuilder()
+	_, _, h, err := snapshot.Open(ctx, w.store, res.Pointer.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
+	require.NoError(t, err)
+	st, err := b.Finish(h.Cursor)
+	require.NoError(t, err)
+	r := &oplog.Reader{KV: w.srv.Client, Keyspace: w.ks}
+	head, err := r.Scan(ctx, st.Cursor(), st.Apply)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), head.Prefix.BatchID)
+	require.NoError(t, upstreamStartupCheck(ctx, w.srv.Client, w.ks))
 }

@@ -12,5 +12,6 @@
 // refuses is a typed error (ErrMalformed, ErrChecksum, ...) that wraps
 // contract's, never a silently different state. A missing record is never
 // read as an empty one, and, as upstream's reader requires, a durable prefix
-// whose terminal batch is missing or ends elsewhere is refused.
+// whose terminal batch is missing or ends elsewhere is refused, whatever the
+// compaction floor says.
 package oplog

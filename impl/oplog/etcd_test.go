@@ -367,10 +367,12 @@ func TestReaderRejectsBrokenHistory(t *testing.T) {
 	})
 }
 
-// A terminal batch a readable compaction floor covers may be missing: a
-// legacy import leaves the prefix and the floor at batch 1 and no record.
-// Present, it must still be the prefix's.
-func TestHeadAcceptsTerminalBatchUnderTheFloor(t *testing.T) {
+// A durable prefix whose terminal batch is missing is refused whatever the
+// compaction floor says, as upstream's startup check refuses it
+// (ValidateDurablePrefixAtStartup): a floor says batches may be pruned, and
+// pruning never reaches the prefix's batch. Present, it must be the
+// prefix's.
+func TestHeadRefusesMissingTerminalBatchUnderTheFloor(t *testing.T) {
 	srv := etcdtest.Start(t)
 	ks := keyspace.Must("imported")
 	putRaw(t, srv.Client, ks.DurablePrefix(), string(DurablePrefix{BatchID: 1, LastSeq: 40}.Encode()))
@@ -378,13 +380,21 @@ func TestHeadAcceptsTerminalBatchUnderTheFloor(t *testing.T) {
 	_, err := r.ReadHead(ctxT(t))
 	require.ErrorIs(t, err, ErrGap, "no floor: the terminal batch is missing")
 	putRaw(t, srv.Client, ks.CompactionFloor(), string(Floor{BatchID: 1}.Encode()))
-	h, err := r.ReadHead(ctxT(t))
-	require.NoError(t, err)
-	require.Equal(t, DurablePrefix{BatchID: 1, LastSeq: 40}, h.Prefix)
+	_, err = r.ReadHead(ctxT(t))
+	require.ErrorIs(t, err, ErrGap, "a floor at the prefix's batch excuses nothing")
+	require.ErrorContains(t, err, ks.Batch(1))
+	putRaw(t, srv.Client, ks.CompactionFloor(), string(Floor{BatchID: 7}.Encode()))
+	_, err = r.ReadHead(ctxT(t))
+	require.ErrorIs(t, err, ErrGap, "nor a floor above it")
 	rec, _ := EncodeBatch(state.Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []state.Entry{removeEntry(1)}})
 	putRaw(t, srv.Client, ks.Batch(1), string(rec))
 	_, err = r.ReadHead(ctxT(t))
 	require.ErrorIs(t, err, ErrKeyMismatch, "present, the terminal batch must end at the prefix")
+	rec, _ = EncodeBatch(state.Batch{ID: 1, FirstSeq: 40, LastSeq: 40, Entries: []state.Entry{removeEntry(1)}})
+	putRaw(t, srv.Client, ks.Batch(1), string(rec))
+	h, err := r.ReadHead(ctxT(t))
+	require.NoError(t, err)
+	require.Equal(t, DurablePrefix{BatchID: 1, LastSeq: 40}, h.Prefix)
 }
 
 // A view upstream's TryParseProducerView refuses (a leading zero) fences

@@ -80,12 +80,9 @@ func (r *Reader) ReadHead(ctx context.Context) (Head, error) {
 // reader repeats on every poll), at the head's revision: the zero prefix
 // stands only while no batch key exists, and any other prefix's terminal
 // batch must be present, be that batch and end at the prefix's last_seq.
-//
-// One deliberate difference: a terminal batch at or below a readable
-// compaction floor may be missing. The floor says such batches may have
-// been deleted, and a legacy import (CONTRACT.md §3) leaves exactly that:
-// its prefix and floor at batch 1, whose record was never written, and a
-// pointer at the prefix to restore from.
+// A missing terminal batch is ErrGap whatever the compaction floor says:
+// pruning never deletes the prefix's batch, and a legacy import writes its
+// terminal batch (legacy.ImportBatch) with the prefix.
 func (r *Reader) checkTerminal(ctx context.Context, h Head, batchKeys int64) error {
 	p := h.Prefix
 	if p.BatchID == 0 {
@@ -100,10 +97,7 @@ func (r *Reader) checkTerminal(ctx context.Context, h Head, batchKeys int64) err
 		return fmt.Errorf("read the durable prefix's terminal batch %d at revision %d: %w", p.BatchID, h.Revision, err)
 	}
 	if len(resp.Kvs) == 0 {
-		if h.FloorErr == nil && h.Floor >= p.BatchID {
-			return nil
-		}
-		return &RecordError{Key: key, Err: fmt.Errorf("%w: the durable prefix's terminal batch %d is missing (compaction floor %d)", ErrGap, p.BatchID, h.Floor)}
+		return &RecordError{Key: key, Err: fmt.Errorf("%w: the durable prefix's terminal batch %d is missing", ErrGap, p.BatchID)}
 	}
 	b, err := DecodeBatch(resp.Kvs[0].Value)
 	if err != nil {
