@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -106,13 +107,37 @@ func (r *run) roleOf(ctx context.Context, node string) string {
 	return ""
 }
 
-// checkLanding compares where a replayed fault landed with its original.
+// snapshotID and byteOffset match what differs between two runs that hit
+// the same logical target: a snapshot's id (its batch and lease are the
+// run's own) and the byte a corruption flipped (drawn within the object,
+// whose size is the run's own).
+var (
+	snapshotID = regexp.MustCompile(`\b\d{20}-[0-9a-f]+-[0-9a-f]{16}\b`)
+	byteOffset = regexp.MustCompile(`\bbyte \d+\b`)
+)
+
+// logicalTargets are targets with their run-specific parts masked: a
+// corruption of "latest <id>/chunks/000000.bin byte 7666" lands on the
+// same event as one of "latest <other id>/chunks/000000.bin byte 9619".
+func logicalTargets(ts []string) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = byteOffset.ReplaceAllString(snapshotID.ReplaceAllString(t, "<snapshot>"), "byte <n>")
+	}
+	return out
+}
+
+// checkLanding compares where a replayed fault landed with its original:
+// the same nodes, slots and objects, up to what differs between any two
+// runs (snapshot ids, byte offsets).
 func checkLanding(fault string, orig, now audit.Anchor, divergence string) ReplayCheck {
 	c := ReplayCheck{Step: orig.Step, Fault: fault, Same: divergence == ""}
 	switch {
-	case !slices.Equal(orig.Targets, now.Targets):
+	case !slices.Equal(logicalTargets(orig.Targets), logicalTargets(now.Targets)):
 		c.Same = false
 		c.Detail = fmt.Sprintf("hit %v, the original hit %v", now.Targets, orig.Targets)
+	case !slices.Equal(orig.Targets, now.Targets):
+		c.Detail = fmt.Sprintf("hit %v at batch %d, the original %v at %d (the same slot and object; ids and offsets are each run's own)", now.Targets, now.BatchID, orig.Targets, orig.BatchID)
 	default:
 		c.Detail = fmt.Sprintf("hit %v at batch %d (the original at %d)", now.Targets, now.BatchID, orig.BatchID)
 	}
