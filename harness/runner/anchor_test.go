@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 )
 
@@ -36,4 +37,24 @@ func TestCheckLandingMasksRunSpecificIDs(t *testing.T) {
 	require.False(t, checkLanding("corrupt-snapshot", orig, now, "").Same)
 	now.Targets = []string{"latest 00000000000000000341-3395a241fb40f42b-8b4d1a713fd455b8/segments.bin byte 9"}
 	require.False(t, checkLanding("corrupt-snapshot", orig, now, "").Same)
+}
+
+// A link fault's `as` names the node whose links it cut, so waits and
+// later faults can name that node; a fault on several nodes' links names none.
+func TestNodeOfALinkFault(t *testing.T) {
+	r := &run{injected: map[string]*faults.Injected{
+		"cut":   {Spec: faults.Spec{Kind: "link-down", Target: "primary", Link: "{target}.etcd-*"}, Targets: []string{"master-1.etcd-0", "master-1.etcd-1", "master-1.etcd-2"}},
+		"s3":    {Spec: faults.Spec{Kind: "link-down", Link: "master-*.s3"}, Targets: []string{"master-0.s3", "master-1.s3"}},
+		"crash": {Spec: faults.Spec{Kind: "kill", Target: "primary"}, Targets: []string{"master-2"}},
+	}, healed: map[string]*faults.Injected{}}
+	n, ok := r.nodeOf("cut")
+	require.True(t, ok)
+	require.Equal(t, "master-1", n)
+	n, ok = r.nodeOf("crash")
+	require.True(t, ok)
+	require.Equal(t, "master-2", n)
+	_, ok = r.nodeOf("s3")
+	require.False(t, ok)
+	_, ok = r.nodeOf("nothing")
+	require.False(t, ok)
 }

@@ -45,11 +45,11 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 	case "fault":
 		spec := *st.Fault
 		// A target may name an earlier fault (its `as`): the node that fault chose.
-		if earlier, ok := r.injectedOrHealed(spec.Target); ok && len(earlier.Targets) > 0 {
-			spec.Target = earlier.Targets[0]
+		if node, ok := r.nodeOf(spec.Target); ok {
+			spec.Target = node
 		}
-		if earlier, ok := r.injectedOrHealed(spec.Excluding); ok && len(earlier.Targets) > 0 {
-			spec.Excluding = earlier.Targets[0]
+		if node, ok := r.nodeOf(spec.Excluding); ok {
+			spec.Excluding = node
 		}
 		var divergence string
 		orig, replaying := r.opts.Anchors[r.stepIndex]
@@ -250,9 +250,7 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 	case "primary":
 		var exclude string
 		if w.Excluding != "" {
-			if in, ok := r.injectedOrHealed(w.Excluding); ok && len(in.Targets) > 0 {
-				exclude = in.Targets[0]
-			}
+			exclude, _ = r.nodeOf(w.Excluding)
 		}
 		return poll(ctx, func() (bool, string) {
 			hs := r.cluster.Masters.Health(ctx)
@@ -303,8 +301,8 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		})
 	case "role":
 		node := w.Node
-		if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
-			node = in.Targets[0]
+		if n, ok := r.nodeOf(w.Node); ok {
+			node = n
 		}
 		ended := r.ended[w.Node]
 		return poll(ctx, func() (bool, string) {
@@ -337,7 +335,7 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 	node, name := w.Node, w.Failpoint
 	if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
-		node = in.Targets[0]
+		node, _ = r.nodeOf(w.Node)
 		if name == "" && in.Spec.Kind == "failpoint" {
 			name = in.Spec.Name
 		}
@@ -394,6 +392,28 @@ func endsProcess(s faults.Spec) bool {
 		return strings.Contains(s.Term, "panic")
 	}
 	return false
+}
+
+// nodeOf is the node an earlier fault (named by its `as`) hit: its first
+// target, or, for a link fault, the node every link it cut belongs to
+// ("master-0.etcd-1" and "master-0.etcd-2" → master-0). ok is false when
+// name names no fault, or a link fault whose links leave from several
+// nodes (then no single node was cut off).
+func (r *run) nodeOf(name string) (string, bool) {
+	in, ok := r.injectedOrHealed(name)
+	if !ok || len(in.Targets) == 0 {
+		return "", false
+	}
+	if in.Spec.Link == "" {
+		return in.Targets[0], true
+	}
+	node, _, _ := strings.Cut(in.Targets[0], ".")
+	for _, t := range in.Targets[1:] {
+		if n, _, _ := strings.Cut(t, "."); n != node {
+			return "", false
+		}
+	}
+	return node, true
 }
 
 // injectedOrHealed finds a fault by name, active or already healed.
@@ -666,8 +686,8 @@ func (r *run) unchangedFor(ctx context.Context, key string, d time.Duration, cha
 // requires the sample to reach the minimum.
 func (r *run) assertMetric(ctx context.Context, m *scenario.MetricAssert) error {
 	node := m.Node
-	if in, ok := r.injectedOrHealed(m.Node); ok && len(in.Targets) > 0 {
-		node = in.Targets[0]
+	if n, ok := r.nodeOf(m.Node); ok {
+		node = n
 	}
 	var seen []string
 	reached, over := false, false
