@@ -27,6 +27,8 @@ type head struct {
 	floor    uint64
 	floorOK  bool
 
+	imported bool // the legacy import record is present
+
 	slots []slot // latest, fallback
 }
 
@@ -38,7 +40,7 @@ type slot struct {
 }
 
 func readHead(ctx context.Context, kv clientv3.KV, ks contract.Keyspace) (*head, error) {
-	keys := []string{ks.DurablePrefix(), ks.ProducerView(), ks.CompactionFloor(), ks.SnapshotLatest(), ks.SnapshotFallback()}
+	keys := []string{ks.DurablePrefix(), ks.ProducerView(), ks.CompactionFloor(), ks.SnapshotLatest(), ks.SnapshotFallback(), ks.LegacyImport()}
 	ops := make([]clientv3.Op, len(keys))
 	for i, k := range keys {
 		ops[i] = clientv3.OpGet(k)
@@ -56,6 +58,7 @@ func readHead(ctx context.Context, kv clientv3.KV, ks contract.Keyspace) (*head,
 	}
 	h := &head{revision: resp.Header.Revision, prefixRaw: val(0), viewRaw: val(1), floorRaw: val(2)}
 	h.slots = []slot{{name: "latest", key: keys[3], raw: val(3)}, {name: "fallback", key: keys[4], raw: val(4)}}
+	h.imported = val(5) != nil
 	return h, nil
 }
 

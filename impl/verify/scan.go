@@ -111,8 +111,14 @@ func (s *scan) batch(key string, val []byte) {
 		return
 	}
 	switch {
+	case id == 1 && s.h.imported:
+		// A legacy import's batch 1 stands for the imported state: one
+		// LEASE_RENEW (no applier applies it) at the import's sequence.
+		if len(b.Entries) != 1 || b.Entries[0].Op != contract.OpLeaseRenew || b.Entries[0].Tenant != "" || b.Entries[0].Key != "" || len(b.Entries[0].Payload) != 0 {
+			r.violate(key, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry (an entry that applies would let a replay from batch 0 end without the imported state)")
+		}
 	case id == 1 && b.FirstSeq != 1:
-		r.violate(key, "the first batch starts at seq %d, not 1", b.FirstSeq)
+		r.violate(key, "the first batch starts at seq %d, not 1 (only a legacy import's batch 1 may start later)", b.FirstSeq)
 	case contiguous && b.FirstSeq != s.prevLast+1:
 		r.violate(key, "first_seq %d does not follow batch %d's last_seq %d", b.FirstSeq, id-1, s.prevLast)
 	}

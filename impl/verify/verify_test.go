@@ -223,6 +223,14 @@ func TestEveryViolationIsNamed(t *testing.T) {
 		{"snapshot objects gone", func(n *ns) { require.NoError(t, os.RemoveAll(filepath.Join(n.st.Root, "snaps"))) },
 			func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "does not verify"},
 		{"not a batch key", func(n *ns) { n.put(n.ks.BatchPrefix()+"12", batchRecord(t, 12, 1)) }, func(ks contract.Keyspace) string { return ks.BatchPrefix() + "12" }, "not a batch record key"},
+		{"first batch late", func(n *ns) {
+			n.put(n.ks.Batch(1), batchRecord(t, 1, 7))
+			n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 0}.Encode()))
+		}, func(ks contract.Keyspace) string { return ks.Batch(1) }, "the first batch starts at seq 7, not 1"},
+		{"import batch that applies", func(n *ns) {
+			n.put(n.ks.LegacyImport(), "{}")
+			n.put(n.ks.Batch(1), batchRecord(t, 1, 1))
+		}, func(ks contract.Keyspace) string { return ks.Batch(1) }, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry"},
 		{"legacy entry key", func(n *ns) { n.put(n.ks.Root()+"/00000000000000000001", "x") }, func(ks contract.Keyspace) string { return ks.Root() + "/00000000000000000001" }, "legacy per-entry OpLog key"},
 		{"legacy latest key", func(n *ns) { n.put(n.ks.Root()+"/latest", "x") }, func(ks contract.Keyspace) string { return ks.Root() + "/latest" }, "legacy per-entry OpLog key"},
 	}
@@ -253,6 +261,22 @@ func TestFloorCoversPrunedBatches(t *testing.T) {
 	n.healthy()
 	n.put(n.ks.Batch(1), batchRecord(t, 1, 1)) // range delete left one behind: capacity, not loss
 	require.Empty(t, n.verify().Violations)
+}
+
+// A legacy import's batch 1 starts at the import's sequence.
+func TestImportBatchOne(t *testing.T) {
+	srv := etcdtest.Start(t)
+	n := newNS(t, srv.Client, "imported")
+	v, err := contract.EncodeBatch(contract.Batch{ID: 1, FirstSeq: 5000, LastSeq: 5000, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}})
+	require.NoError(t, err)
+	n.put(n.ks.Batch(1), string(v))
+	n.put(n.ks.Batch(2), batchRecord(t, 2, 5001))
+	n.put(n.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 2, LastSeq: 5002})))
+	n.put(n.ks.ProducerView(), "1")
+	n.put(n.ks.LegacyImport(), "{}")
+	require.Empty(t, n.verify().Violations)
+	n.del(n.ks.LegacyImport())
+	require.Equal(t, []Violation{{Key: n.ks.Batch(1), Reason: "the first batch starts at seq 5000, not 1 (only a legacy import's batch 1 may start later)"}}, n.verify().Violations)
 }
 
 // Unknown keys are listed, not judged.
