@@ -12,9 +12,13 @@ import (
 const (
 	EnvelopeMagic         = "OPLGSNAP"
 	EnvelopeSchemaVersion = 1
-	PayloadCodecVersion   = 1
-	checksumAlgCRC64NVME  = 1
-	HeaderSize            = 72
+	// PayloadCodecVersion 2: object records carry upstream's replica
+	// descriptors, client UUID, group id, data type and pins (the state
+	// model of the struct_pack payloads); version 1 records (JSON-era
+	// objects) are refused, not misread.
+	PayloadCodecVersion  = 2
+	checksumAlgCRC64NVME = 1
+	HeaderSize           = 72
 )
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)

@@ -152,7 +152,13 @@ func TestUnknownVersionsAreRefused(t *testing.T) {
 	b = h.Marshal()
 	_, err = ParseHeader(b[:])
 	require.ErrorIs(t, err, ErrVersion)
-	h = Header{EnvelopeSchemaVersion: 1, PayloadCodecVersion: 1, Cursor: state.Cursor{BatchID: 1}}
+	// Version 1 payloads hold the object records of before upstream's
+	// payloads: refused, never decoded with today's record layout.
+	h = Header{EnvelopeSchemaVersion: 1, PayloadCodecVersion: 1, Cursor: state.Cursor{BatchID: 1, Seq: 1}}
+	b = h.Marshal()
+	_, err = ParseHeader(b[:])
+	require.ErrorIs(t, err, ErrVersion)
+	h = Header{EnvelopeSchemaVersion: 1, PayloadCodecVersion: PayloadCodecVersion, Cursor: state.Cursor{BatchID: 1}}
 	b = h.Marshal()
 	_, err = ParseHeader(b[:])
 	require.ErrorIs(t, err, ErrCursorMismatch)
