@@ -78,7 +78,7 @@ type Link interface {
 
 // Spec is a fault as a scenario writes it.
 type Spec struct {
-	Kind     string         `yaml:"kind" json:"kind"`                         // kill | pause | stop | restart | failpoint | toxic | link-down
+	Kind     string         `yaml:"kind" json:"kind"`                         // one of Kinds (chaos list shows them with what each does)
 	Target   string         `yaml:"target,omitempty" json:"target,omitempty"` // primary | standby | master | master-N | etcd-leader | etcd-follower | etcd | etcd-N
 	Link     string         `yaml:"link,omitempty" json:"link,omitempty"`     // link name or glob (*), for toxic and link-down; {target} is replaced
 	Name     string         `yaml:"name,omitempty" json:"name,omitempty"`     // failpoint name

@@ -25,7 +25,7 @@ import (
 type Scenario struct {
 	Name        string        `yaml:"name"`
 	Description string        `yaml:"description,omitempty"`
-	Tier        string        `yaml:"tier"`             // pr | nightly | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
+	Tier        string        `yaml:"tier"`             // pr | nightly | docker (the docker runtime) | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
 	Covers      []string      `yaml:"covers,omitempty"` // RFC rows and windows it exercises
 	Seed        int64         `yaml:"seed"`
 	Timeout     time.Duration `yaml:"timeout,omitempty"` // whole run; default 10m

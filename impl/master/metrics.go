@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// metrics are the master's Prometheus series (DESIGN §6 names, prefix oplogha_).
+// metrics are the master's Prometheus series (prefix oplogha_; CONTRACT.md lists them).
 type metrics struct {
 	reg *prometheus.Registry
 

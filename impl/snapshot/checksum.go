@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// ChecksumAlgorithm is the payload checksum algorithm (DESIGN §3).
+// ChecksumAlgorithm is the payload checksum algorithm (CRC64NVME, the one
+// S3 can verify as a full-object checksum).
 const ChecksumAlgorithm = "crc64nvme"
 
 // Checksum is an algorithm-tagged checksum string, "crc64nvme:<base64>", the

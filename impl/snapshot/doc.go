@@ -4,11 +4,11 @@
 // back with bounded memory.
 //
 // A payload is one byte stream: a fixed 72-byte envelope header, then one
-// record per chunk of at most ChunkObjects objects, then one segments record.
-// Each record is self-checking (magic, version, index, count, body length,
-// body, CRC64NVME of the body). The stream is stored as objects cut at record
-// boundaries — chunks/{n:%06d}.bin (the first also holds the header) and
-// segments.bin — each listed in the manifest with its size and full-object
+// segments record, then one record per chunk of at most ChunkObjects
+// objects. Each record is self-checking (magic, version, index, count, body
+// length, body, CRC64NVME of the body). The stream is stored as objects cut
+// at record boundaries — segments.bin (which also holds the header) and
+// chunks/{n:%06d}.bin — each listed in the manifest with its size and full-object
 // CRC64NVME. The envelope checksum, the manifest checksum and the
 // descriptor's payload_checksum are one value: CRC64NVME over every byte after
 // the header; the header carries its own CRC32C. Cursor, sizes and counts are
@@ -19,8 +19,7 @@
 // key, client UUID (two uvarints), size, group id, data type, hard pin, and
 // per replica its id, kind, status, segment, offset, length, protocol, file
 // path, client UUID, aligned size and shard index (a zig-zag varint).
-// Record version 1 gained the replica fields and the UUID without a version
-// bump: neither the RFC nor CONTRACT.md says how the chunk record's version
-// moves. A record written before that is refused by its body length (the
-// decoder reads more fields than it holds), not by its version.
+// These fields came with upstream's payloads; the envelope's payload codec
+// version moved to 2 with them, so a payload written before is refused by
+// its header (ErrVersion) before any record is read.
 package snapshot
