@@ -12,6 +12,11 @@
 //     reproduce jsoncpp's reader and writer as far as the record needs);
 //   - prefix.go: the durable prefix; view.go: the producer view;
 //     floor.go: the RFC's compaction floor;
+//   - pointer.go: the RFC's snapshot pointer (latest, fallback), with
+//     snapshotid.go (the snapshot id it names), checksum.go (its tagged
+//     payload checksum) and cursor.go (the batch cursor it carries);
+//     importrecord.go: the legacy import record and the batch 1 an import
+//     writes;
 //   - payload_metadata.go, payload_segment.go: the struct_pack payloads the
 //     entries carry (structpack.go is the struct_pack wire format).
 //

@@ -72,3 +72,31 @@ func newError(kind error, reason string) *Error {
 func entryError(kind error, entry int, reason string) *Error {
 	return &Error{Kind: kind, Reason: reason, Entry: entry}
 }
+
+// Sentinels of the RFC's snapshot records, each of its own text and an
+// ErrMalformed (errors.Is matches both), because callers of the
+// implementation branch on them by name.
+var (
+	// ErrMalformedPointer: a snapshot pointer that does not decode or
+	// validate (DecodePointer, (Pointer).Validate).
+	ErrMalformedPointer error = &kind{text: "malformed snapshot pointer", of: ErrMalformed}
+	// ErrSnapshotID: a string that is not a snapshot id (ParseSnapshotID).
+	ErrSnapshotID error = &kind{text: "malformed snapshot id", of: ErrMalformed}
+	// ErrChecksumTag: a checksum string that is not "<algorithm>:<base64
+	// of 8 bytes>" (ParseChecksum). An unknown algorithm is ErrVersion.
+	ErrChecksumTag error = &kind{text: "checksum string is not algorithm-tagged", of: ErrMalformed}
+	// ErrLegacySnapshotID: a string that is not an upstream legacy snapshot
+	// id (CheckLegacySnapshotID).
+	ErrLegacySnapshotID error = &kind{text: "legacy snapshot id malformed", of: ErrMalformed}
+)
+
+// kind is a sentinel with a text of its own that is also another sentinel:
+// errors.Is(err, ErrMalformedPointer) and errors.Is(err, ErrMalformed) both
+// hold for a pointer that does not decode.
+type kind struct {
+	text string
+	of   error
+}
+
+func (k *kind) Error() string { return k.text }
+func (k *kind) Unwrap() error { return k.of }

@@ -1,6 +1,10 @@
 package legacy
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/oplogha/oplogha/impl/contract"
+)
 
 // Errors an import branches on. Every failure of Read that the snapshot
 // causes (not the store: an I/O error is wrapped as it comes) wraps exactly
@@ -8,7 +12,7 @@ import "errors"
 // ErrNotImportable; nothing is written anywhere before Open has succeeded.
 var (
 	ErrNotFound   = errors.New("legacy snapshot object not found")
-	ErrID         = errors.New("legacy snapshot id malformed")
+	ErrID         = contract.ErrLegacySnapshotID // the contract's: the import record names an id
 	ErrDescriptor = errors.New("legacy descriptor malformed")
 	ErrManifest   = errors.New("legacy manifest mismatch")
 	ErrTruncated  = errors.New("legacy snapshot truncated")

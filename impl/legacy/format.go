@@ -2,10 +2,11 @@ package legacy
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // SnapshotRootBase is the directory upstream's catalog keeps every cluster's
@@ -33,19 +34,10 @@ const (
 // (kNumShards): a shard index in the metadata file is below it.
 const NumShards = 1024
 
-var idPattern = regexp.MustCompile(`^[0-9]{8}_[0-9]{6}_[0-9]{3}$`)
-
 // CheckID validates a legacy snapshot id, YYYYMMDD_HHMMSS_mmm, including
-// that it names a real calendar time.
-func CheckID(id string) error {
-	if !idPattern.MatchString(id) {
-		return fmt.Errorf("%w: %q: want YYYYMMDD_HHMMSS_mmm", ErrID, id)
-	}
-	if _, err := time.Parse("20060102_150405", id[:15]); err != nil {
-		return fmt.Errorf("%w: %q: %v", ErrID, id, err)
-	}
-	return nil
-}
+// that it names a real calendar time (contract.CheckLegacySnapshotID: the
+// import record names one). Failures are ErrID.
+func CheckID(id string) error { return contract.CheckLegacySnapshotID(id) }
 
 // IDAt renders the id of a snapshot taken at t (fixtures).
 func IDAt(t time.Time) string {

@@ -15,7 +15,6 @@ import (
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
-	"github.com/oplogha/oplogha/impl/state"
 )
 
 // Namespace is what an importer finds in etcd before it imports.
@@ -197,36 +196,4 @@ func (im Importer) Import(ctx context.Context, legacyCluster string, snap *Snaps
 		return Imported{}, fmt.Errorf("%w: %s; snapshot %s is an orphan", ErrImportRace, why, id)
 	}
 	return Imported{Marker: mk, Pointer: ptr, Revision: resp.Header.Revision, Proofs: w.Proofs}, nil
-}
-
-// ImportBatch is the record an import writes as batch cur.BatchID (1), the
-// terminal batch of the durable prefix it puts at cur:
-//
-//	[1,1,S,S,[[4,"","",""]],checksum]    S = cur.Seq
-//
-// Upstream's master refuses at startup a durable prefix whose terminal batch
-// is missing, is another batch or ends at another sequence
-// (OpLogBatchStorage::ValidateDurablePrefixAtStartup and ReadBatch,
-// oplog_batch_storage.cpp:261-304, :420-442 @3b5a594), so batch 1 must exist
-// and end at S. A batch without entries is not a record: upstream's decoder
-// refuses it ("batch sequence range does not match entry count",
-// oplog_batch_codec.cpp:239-244; the vector entries_empty), as
-// contract.DecodeBatch does. So it holds one entry, the fewest a record can,
-// at S: first_seq = last_seq = S, and the primary's next batch, 2, starts at
-// S+1 as it does after any batch ending at S.
-//
-// The entry is the smallest one upstream's decoder accepts (empty tenant, key
-// and payload), with the one op no applier accepts: LEASE_RENEW (upstream's
-// OpLogApplier rejects it, oplog_applier.cpp:82-87, and state.Apply with
-// it). Batch 1 stands for the imported state, which only the pointer holds;
-// an entry that applied (a REMOVE of a missing key, say) would let a replay
-// from batch 0 — the complete-OpLog fallback, or an upstream standby without
-// the snapshot — end at the prefix with a state that lacks the import. With S
-// > 1 the sequence gap before batch 1 stops such a replay anyway; with S = 1
-// (a legacy snapshot at sequence 0) only the op does. Nothing applies it in
-// the normal course: recovery starts from the pointer, at batch 1, and a
-// node below the floor at 1 rebootstraps from that pointer. Once the prefix
-// has moved past it, pruning deletes it like any batch at or below the floor.
-func ImportBatch(cur state.Cursor) contract.Batch {
-	return contract.Batch{ID: cur.BatchID, FirstSeq: cur.Seq, LastSeq: cur.Seq, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // DescriptorSchemaVersion is the schema of descriptors this package writes.
@@ -25,6 +27,24 @@ type Descriptor struct {
 	ObjectPrefix        string   `json:"object_prefix"`
 	PreviousSnapshotID  string   `json:"previous_snapshot_id"`
 	CreatedAtMS         int64    `json:"created_at_ms"`
+}
+
+// Pointer is the pointer that names the snapshot d describes: the identity
+// fields a pointer duplicates, copied.
+func (d Descriptor) Pointer() contract.Pointer {
+	return contract.Pointer{PointerSchemaVersion: contract.PointerSchemaVersion, SnapshotID: d.SnapshotID, LastIncludedSeq: d.LastIncludedSeq,
+		LastIncludedBatchID: d.LastIncludedBatchID, ProducerViewVersion: d.ProducerViewVersion, PayloadSize: d.PayloadSize,
+		PayloadChecksum: d.PayloadChecksum, CreatedAtMS: d.CreatedAtMS, ObjectPrefix: d.ObjectPrefix}
+}
+
+// Agree checks that pointer p and the descriptor it names say the same (RFC
+// "Payload Envelope": descriptor, manifest, pointer and envelope must
+// agree); a mismatch is ErrIdentity.
+func (d Descriptor) Agree(p contract.Pointer) error {
+	if d.Pointer() != p {
+		return fmt.Errorf("%w: pointer %+v, descriptor %+v", ErrIdentity, p, d.Pointer())
+	}
+	return nil
 }
 
 // Legacy reports a descriptor decoded from the three-field legacy form.

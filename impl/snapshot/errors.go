@@ -3,6 +3,8 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Decode errors, typed so callers (bootstrap, audits) can branch on them.
@@ -16,7 +18,7 @@ var (
 	ErrCursorMismatch  = errors.New("snapshot cursor fields disagree")
 	ErrIdentity        = errors.New("snapshot identity fields disagree")
 	ErrTrailing        = errors.New("snapshot payload has trailing bytes")
-	ErrBadChecksumTag  = errors.New("checksum string is not algorithm-tagged")
+	ErrBadChecksumTag  = contract.ErrChecksumTag // the contract's: not "<algorithm>:<base64 of 8 bytes>"
 	ErrCaptureTooLarge = errors.New("capture would exceed max_snapshot_capture_bytes")
 	ErrDiskBudget      = errors.New("snapshot work dir lacks free space")
 )

@@ -1,6 +1,10 @@
 package state
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/oplogha/oplogha/impl/contract"
+)
 
 // ReplicaKind says where a replica's bytes live: the alternative of
 // upstream's Replica::Descriptor variant (replica.h), or, for a segment,
@@ -110,16 +114,10 @@ type ObjectKey struct {
 func (k ObjectKey) String() string { return fmt.Sprintf("%q/%q", k.Tenant, k.Key) }
 
 // Cursor is the last complete batch applied and the last sequence id it held.
-// The zero Cursor is the empty state before batch 1.
-type Cursor struct {
-	BatchID uint64 `json:"batch_id"`
-	Seq     uint64 `json:"seq"`
-}
-
-// Consistent reports whether the cursor obeys (BatchID == 0) == (Seq == 0).
-func (c Cursor) Consistent() bool { return (c.BatchID == 0) == (c.Seq == 0) }
-
-func (c Cursor) String() string { return fmt.Sprintf("batch %d seq %d", c.BatchID, c.Seq) }
+// The zero Cursor is the empty state before batch 1. It is the contract's
+// type: pointers and import records carry it, and the harness reads them
+// through impl/contract.
+type Cursor = contract.Cursor
 
 // MaxKeyBytes bounds tenant and key lengths (Mooncake's limit on object keys).
 const MaxKeyBytes = 4096
