@@ -8,10 +8,6 @@ import (
 
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/legacy"
-	"github.com/oplogha/oplogha/impl/publish"
-	"github.com/oplogha/oplogha/impl/snapshot"
-	"github.com/oplogha/oplogha/impl/state"
 )
 
 // KeyspaceOrder replays etcd's MVCC history of the namespace revision by
@@ -51,7 +47,7 @@ func KeyspaceOrder(in *Input) Result {
 // slot is one pointer slot as of a revision.
 type slot struct {
 	raw []byte
-	p   *publish.Pointer // nil when absent or malformed
+	p   *contract.Pointer // nil when absent or malformed
 }
 
 // writer is the /snapshot/writer key as of a revision.
@@ -122,7 +118,7 @@ type change struct {
 	fallback  *slot
 	writer    *writer
 	writerDel bool
-	marker    *legacy.Marker
+	marker    *contract.ImportRecord
 }
 
 // revision judges one revision's events against the model, then applies them.
@@ -171,7 +167,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			return
 		}
 		s := slot{raw: e.Value}
-		if p, err := publish.DecodePointer(e.Value); err == nil {
+		if p, err := contract.DecodePointer(e.Value); err == nil {
 			s.p = &p
 		} else if name == "latest" {
 			report("pointers-monotonic", "latest pointer written malformed: %v", err)
@@ -212,7 +208,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			report("legacy-import-once", "legacy import record deleted")
 			return
 		}
-		m, err := legacy.DecodeMarker(e.Value)
+		m, err := contract.DecodeImportRecord(e.Value)
 		if err != nil {
 			report("legacy-import-once", "legacy import record: %v", err)
 			return
@@ -395,7 +391,7 @@ func (r *replay) judgeFloor(c *change) {
 	if f > older.LastIncludedBatchID {
 		r.add("floor-covered", rev, "floor moved to %d, above the older pointer %s at batch %d", f, older.SnapshotID, older.LastIncludedBatchID)
 	}
-	for _, p := range []*publish.Pointer{lat, fb} {
+	for _, p := range []*contract.Pointer{lat, fb} {
 		if at, ok := r.corrupted[p.SnapshotID]; ok && at < rev {
 			r.n["floor-verified"]++
 			if f >= p.LastIncludedBatchID && p == older {
@@ -496,9 +492,9 @@ func (r *replay) judgePointers(c *change) {
 // judgePointerWriter: the publication transaction compares the writer
 // token, so the writer key is held at this revision, by the lease the
 // candidate was made under (snapshot ids carry it).
-func (r *replay) judgePointerWriter(rev int64, p *publish.Pointer) {
+func (r *replay) judgePointerWriter(rev int64, p *contract.Pointer) {
 	r.n["pointer-fenced"]++
-	id, err := snapshot.ParseID(p.SnapshotID)
+	id, err := contract.ParseSnapshotID(p.SnapshotID)
 	if err != nil {
 		return // a malformed pointer is reported by the decoder
 	}
@@ -589,7 +585,7 @@ func (r *replay) countFencedOrphans(objs *StoreReport) {
 	seen := map[string]bool{}
 	for _, o := range objs.Listing {
 		for _, part := range strings.Split(o.Key, "/") {
-			id, err := snapshot.ParseID(part)
+			id, err := contract.ParseSnapshotID(part)
 			if err != nil || seen[part] {
 				continue
 			}
@@ -603,11 +599,11 @@ func (r *replay) countFencedOrphans(objs *StoreReport) {
 
 // checkImport checks the revision that recorded a legacy import: it moved
 // the prefix from the zero state straight to the import cursor, wrote
-// exactly one batch, the prefix's terminal batch as legacy.ImportBatch makes
+// exactly one batch, the prefix's terminal batch as contract.ImportBatch makes
 // it (upstream's startup check refuses a prefix whose terminal batch is
 // missing; prefix-terminal checks the same after the revision), and
 // published the floor at batch 1 and the latest pointer at the cursor.
-func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *contract.DurablePrefix, batchPuts []contract.Batch, floorPut bool, latest *slot) {
+func checkImport(ev *evidence, rev int64, m *contract.ImportRecord, before, after *contract.DurablePrefix, batchPuts []contract.Batch, floorPut bool, latest *slot) {
 	bad := func(format string, args ...any) {
 		ev.add("[legacy-import-once] rev %d: %s", rev, fmt.Sprintf(format, args...))
 	}
@@ -617,8 +613,7 @@ func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *contr
 	if after == nil || after.BatchID != m.BatchID || after.LastSeq != m.LastSeq {
 		bad("legacy import recorded without moving the durable prefix to batch %d seq %d", m.BatchID, m.LastSeq)
 	}
-	cur := state.Cursor{BatchID: m.BatchID, Seq: m.LastSeq}
-	switch want := legacy.ImportBatch(cur); {
+	switch want := contract.ImportBatch(m.Cursor()); {
 	case len(batchPuts) != 1:
 		bad("legacy import wrote %d batch keys, want exactly batch %d", len(batchPuts), m.BatchID)
 	case !reflect.DeepEqual(batchPuts[0], want):
@@ -629,7 +624,7 @@ func checkImport(ev *evidence, rev int64, m *legacy.Marker, before, after *contr
 		bad("legacy import did not publish the compaction floor at batch %d in the same revision", m.BatchID)
 	}
 	switch {
-	case latest == nil || latest.p == nil || latest.p.Cursor() != (state.Cursor{BatchID: m.BatchID, Seq: m.LastSeq}):
+	case latest == nil || latest.p == nil || latest.p.Cursor() != m.Cursor():
 		bad("legacy import did not publish the latest pointer at batch %d seq %d", m.BatchID, m.LastSeq)
 	case latest.p.SnapshotID != m.SnapshotID:
 		bad("legacy import record names snapshot %s, the latest pointer another", m.SnapshotID)

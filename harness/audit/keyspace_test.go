@@ -14,8 +14,6 @@ import (
 
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/publish"
-	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
 // revs builds an MVCC history the way the protocol writes it, one revision
@@ -73,9 +71,9 @@ func (r *revs) lease(id int64) {
 
 // pointer is a valid pointer at batch (seq = batch) made under lease, with view.
 func pointer(batch uint64, lease int64, view uint64) []byte {
-	id := snapshot.ID{BatchID: batch, Lease: lease, Random: "00112233445566aa"}
-	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch, ProducerViewVersion: view,
-		PayloadSize: 10, PayloadChecksum: snapshot.CRC64NVME(batch), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
+	id := contract.SnapshotID{BatchID: batch, Lease: lease, Random: "00112233445566aa"}
+	p := contract.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch, ProducerViewVersion: view,
+		PayloadSize: 10, PayloadChecksum: contract.CRC64NVME(batch), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
 	b, err := p.Encode()
 	if err != nil {
 		panic(err)

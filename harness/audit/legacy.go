@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/legacy"
 )
 
 // LegacyImport checks the import record in etcd's history against what the
@@ -18,12 +17,12 @@ func LegacyImport(in *Input) Result {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}
 	var ev evidence
-	var records []legacy.Marker
+	var records []contract.ImportRecord
 	for _, e := range in.Etcd {
 		if e.Key != ks.LegacyImport() || e.Type != "put" {
 			continue
 		}
-		m, err := legacy.DecodeMarker(e.Value)
+		m, err := contract.DecodeImportRecord(e.Value)
 		if err != nil {
 			ev.add("rev %d: import record does not decode: %v", e.Revision, err)
 			continue

@@ -7,38 +7,35 @@ import (
 
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/legacy"
-	"github.com/oplogha/oplogha/impl/publish"
-	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
 const importSeq = 5000
 
-func importPointer(t *testing.T) (publish.Pointer, []byte) {
+func importPointer(t *testing.T) (contract.Pointer, []byte) {
 	t.Helper()
-	id := snapshot.ID{BatchID: 1, Lease: 7, Random: "00112233445566aa"}
-	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: 1, LastIncludedSeq: importSeq, ProducerViewVersion: 1,
-		PayloadSize: 10, PayloadChecksum: snapshot.CRC64NVME(1), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
+	id := contract.SnapshotID{BatchID: 1, Lease: 7, Random: "00112233445566aa"}
+	p := contract.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: 1, LastIncludedSeq: importSeq, ProducerViewVersion: 1,
+		PayloadSize: 10, PayloadChecksum: contract.CRC64NVME(1), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
 	b, err := p.Encode()
 	require.NoError(t, err)
 	return p, b
 }
 
-func importMarker(p publish.Pointer) legacy.Marker {
-	return legacy.Marker{SchemaVersion: 1, LegacyClusterID: "old", LegacySnapshotID: "20260620_143012_007", LegacySeq: importSeq, SnapshotID: p.SnapshotID,
+func importMarker(p contract.Pointer) contract.ImportRecord {
+	return contract.ImportRecord{SchemaVersion: 1, LegacyClusterID: "old", LegacySnapshotID: "20260620_143012_007", LegacySeq: importSeq, SnapshotID: p.SnapshotID,
 		BatchID: 1, LastSeq: importSeq, ProducerView: 1, Objects: 2, Segments: 1, StateDigest: "sha256:aa", ImportedAtMS: 1, ImportedBy: "master-0"}
 }
 
 // importHistory: claim view 1 (zero prefix), the import revision, then two
 // appends. edit may change the marker and the batch the import writes (nil:
 // none), and skip the floor or the latest pointer.
-func importHistory(t *testing.T, edit func(r *revs, m *legacy.Marker, b1 **contract.Batch) (skipFloor, skipLatest bool)) *revs {
+func importHistory(t *testing.T, edit func(r *revs, m *contract.ImportRecord, b1 **contract.Batch) (skipFloor, skipLatest bool)) *revs {
 	r := newRevs()
 	r.claim(1)
 	r.lease(7) // the importing primary holds the maintenance lease
 	p, ptr := importPointer(t)
 	m := importMarker(p)
-	b := legacy.ImportBatch(p.Cursor())
+	b := contract.ImportBatch(p.Cursor())
 	b1 := &b
 	skipFloor, skipLatest := false, false
 	if edit != nil {
@@ -77,28 +74,28 @@ func TestKeyspaceOrderAcceptsAnImport(t *testing.T) {
 	require.Equal(t, 1, res.Exercised["delete-under-floor"])
 
 	for name, tc := range map[string]struct {
-		edit func(r *revs, m *legacy.Marker, b1 **contract.Batch) (bool, bool)
+		edit func(r *revs, m *contract.ImportRecord, b1 **contract.Batch) (bool, bool)
 		want string
 	}{
-		"without the floor":  {func(*revs, *legacy.Marker, **contract.Batch) (bool, bool) { return true, false }, "did not publish the compaction floor"},
-		"without the latest": {func(*revs, *legacy.Marker, **contract.Batch) (bool, bool) { return false, true }, "did not publish the latest pointer"},
-		"without batch 1": {func(_ *revs, _ *legacy.Marker, b1 **contract.Batch) (bool, bool) {
+		"without the floor":  {func(*revs, *contract.ImportRecord, **contract.Batch) (bool, bool) { return true, false }, "did not publish the compaction floor"},
+		"without the latest": {func(*revs, *contract.ImportRecord, **contract.Batch) (bool, bool) { return false, true }, "did not publish the latest pointer"},
+		"without batch 1": {func(_ *revs, _ *contract.ImportRecord, b1 **contract.Batch) (bool, bool) {
 			*b1 = nil
 			return false, false
 		}, "legacy import wrote 0 batch keys, want exactly batch 1"},
-		"batch 1 ending elsewhere": {func(_ *revs, _ *legacy.Marker, b1 **contract.Batch) (bool, bool) {
+		"batch 1 ending elsewhere": {func(_ *revs, _ *contract.ImportRecord, b1 **contract.Batch) (bool, bool) {
 			*b1 = &contract.Batch{ID: 1, FirstSeq: importSeq - 1, LastSeq: importSeq - 1, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}}
 			return false, false
 		}, "legacy import wrote batch 1 seq 4999..4999 with 1 entries, want batch 1 seq 5000..5000"},
-		"batch 1 that applies": {func(_ *revs, _ *legacy.Marker, b1 **contract.Batch) (bool, bool) {
+		"batch 1 that applies": {func(_ *revs, _ *contract.ImportRecord, b1 **contract.Batch) (bool, bool) {
 			*b1 = &contract.Batch{ID: 1, FirstSeq: importSeq, LastSeq: importSeq, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}}
 			return false, false
 		}, "want batch 1 seq 5000..5000 with its one entry"},
-		"record at another seq": {func(_ *revs, m *legacy.Marker, _ **contract.Batch) (bool, bool) {
+		"record at another seq": {func(_ *revs, m *contract.ImportRecord, _ **contract.Batch) (bool, bool) {
 			m.LastSeq = 4999
 			return false, false
 		}, "without moving the durable prefix to batch 1 seq 4999"},
-		"after batches were written": {func(r *revs, _ *legacy.Marker, _ **contract.Batch) (bool, bool) {
+		"after batches were written": {func(r *revs, _ *contract.ImportRecord, _ **contract.Batch) (bool, bool) {
 			r.appendBatch()
 			return false, false
 		}, "legacy import recorded after the durable prefix reached batch 1"},

@@ -18,7 +18,6 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/verify"
 )
@@ -248,7 +247,7 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
 			continue
 		}
 		pc := audit.PointerCheck{Slot: slot.name, Raw: raw}
-		p, err := publish.DecodePointer([]byte(raw))
+		p, err := contract.DecodePointer([]byte(raw))
 		if err != nil {
 			pc.Error = err.Error()
 			rep.Pointers = append(rep.Pointers, pc)
@@ -257,7 +256,7 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
 		pc.Valid, pc.SnapshotID = true, p.SnapshotID
 		d, _, _, err := snapshot.Open(ctx, st, p.ObjectPrefix, snapshot.Visitor{})
 		if err == nil {
-			err = publish.Agree(p, d)
+			err = d.Agree(p)
 		}
 		if err != nil {
 			pc.Error = err.Error()

@@ -15,7 +15,6 @@ import (
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
-	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
@@ -137,7 +136,7 @@ func missingTargets(before, after [2][]byte, list []objstore.Info, prefix string
 		if before[i] == nil || string(before[i]) != string(after[i]) {
 			continue
 		}
-		p, err := publish.DecodePointer(before[i])
+		p, err := contract.DecodePointer(before[i])
 		if err != nil {
 			continue
 		}
