@@ -8,7 +8,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/publish"
 )
 
 // head is the namespace's single keys, read in one transaction: the
@@ -36,7 +35,7 @@ type head struct {
 type slot struct {
 	name, key string
 	raw       []byte // nil: absent
-	p         *publish.Pointer
+	p         *contract.Pointer
 }
 
 func readHead(ctx context.Context, kv clientv3.KV, ks contract.Keyspace) (*head, error) {
@@ -108,7 +107,7 @@ func (h *head) judge(rep *Report, ks contract.Keyspace) {
 		if s.raw == nil {
 			continue
 		}
-		p, err := publish.DecodePointer(s.raw)
+		p, err := contract.DecodePointer(s.raw)
 		if err != nil {
 			rep.violate(s.key, "%s pointer does not decode: %v", s.name, err)
 			continue

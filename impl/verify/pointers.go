@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
@@ -43,7 +42,7 @@ func judgePointers(ctx context.Context, rep *Report, ks contract.Keyspace, h *he
 		} else if opt.Store != nil {
 			d, _, _, err := snapshot.Open(ctx, opt.Store, p.ObjectPrefix, snapshot.Visitor{})
 			if err == nil {
-				err = publish.Agree(*p, d)
+				err = d.Agree(*p)
 			}
 			if ctx.Err() != nil {
 				return fmt.Errorf("open the %s snapshot: %w", sl.name, ctx.Err())
