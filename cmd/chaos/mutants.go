@@ -24,6 +24,7 @@ func cmdMutants(ctx context.Context, args []string) error {
 	only := fs.String("only", "", "comma-separated mutant names (default: all)")
 	out := fs.String("out", "artifacts/mutants", "bundles, results.json and results.md")
 	shardSpec := fs.String("shard", "", "run only shard K/N of the corpus (in name order)")
+	replay := fs.Bool("replay", false, "replay each killing bundle with chaos replay against the same mutant and report whether it fails first on the same audit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func cmdMutants(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	r := &mutants.Runner{Root: root, Work: work, Out: filepath.Join(outDir, "bundles"), Log: os.Stderr}
+	r := &mutants.Runner{Root: root, Work: work, Out: filepath.Join(outDir, "bundles"), Log: os.Stderr, Replay: *replay}
 	start := time.Now()
 	var results []mutants.Outcome
 	for i, m := range corpus {
@@ -80,6 +81,9 @@ func cmdMutants(ctx context.Context, args []string) error {
 		}
 	}
 	summary := fmt.Sprintf("%d of %d mutants killed by a scenario, in %s", killed, len(results), time.Since(start).Round(time.Second))
+	if rs := mutants.ReplaySummary(results); rs != "" {
+		summary += "\n" + rs
+	}
 	fmt.Println(table)
 	fmt.Println(summary)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {

@@ -114,14 +114,19 @@ func (r *run) roleOf(ctx context.Context, node string) string {
 var (
 	snapshotID = regexp.MustCompile(`\b\d{20}-[0-9a-f]+-[0-9a-f]{16}\b`)
 	byteOffset = regexp.MustCompile(`\bbyte \d+\b`)
+	// writerValue is /snapshot/writer's value, the target of revoke-lease:
+	// node/<lease id>/<writer token>, both each run's own.
+	writerValue = regexp.MustCompile(`^([^/\s]+)/[0-9a-f]{1,16}/[0-9a-f]{24}$`)
 )
 
 // logicalTargets are targets with their run-specific parts masked: a
 // corruption of "latest <id>/chunks/000000.bin byte 7666" lands on the
-// same event as one of "latest <other id>/chunks/000000.bin byte 9619".
+// same event as one of "latest <other id>/chunks/000000.bin byte 9619", and
+// a revocation of "master-1/<lease>/<token>" as one of master-1's other lease.
 func logicalTargets(ts []string) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
+		t = writerValue.ReplaceAllString(t, "$1/<lease>/<token>")
 		out[i] = byteOffset.ReplaceAllString(snapshotID.ReplaceAllString(t, "<snapshot>"), "byte <n>")
 	}
 	return out
@@ -129,7 +134,7 @@ func logicalTargets(ts []string) []string {
 
 // checkLanding compares where a replayed fault landed with its original:
 // the same nodes, slots and objects, up to what differs between any two
-// runs (snapshot ids, byte offsets).
+// runs (snapshot ids, byte offsets, lease ids and writer tokens).
 func checkLanding(fault string, orig, now audit.Anchor, divergence string) ReplayCheck {
 	c := ReplayCheck{Step: orig.Step, Fault: fault, Same: divergence == ""}
 	switch {

@@ -39,6 +39,17 @@ func TestCheckLandingMasksRunSpecificIDs(t *testing.T) {
 	require.False(t, checkLanding("corrupt-snapshot", orig, now, "").Same)
 }
 
+// A revoked writer lease is the same node's whatever its lease id and
+// writer token; another node's is not.
+func TestCheckLandingMasksLeaseAndToken(t *testing.T) {
+	orig := audit.Anchor{Step: 6, BatchID: 769, Targets: []string{"master-1/7913a2421f0a09fb/6238e10c10b03fe89a912125"}}
+	now := audit.Anchor{Step: 6, BatchID: 769, Targets: []string{"master-1/4123a2421f599032/663150386202856b1fc797c4"}}
+	c := checkLanding("revoke-lease", orig, now, "")
+	require.True(t, c.Same, c.Detail)
+	now.Targets = []string{"master-0/4123a2421f599032/663150386202856b1fc797c4"}
+	require.False(t, checkLanding("revoke-lease", orig, now, "").Same)
+}
+
 // A link fault's `as` names the node whose links it cut, so waits and
 // later faults can name that node; a fault on several nodes' links names none.
 func TestNodeOfALinkFault(t *testing.T) {

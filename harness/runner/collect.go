@@ -68,6 +68,15 @@ func (r *run) collect(ctx context.Context) error {
 		return err
 	}
 	defer cli.Close()
+	// The retention series ends with the frozen cluster: a bound broken in
+	// the last second of a run (a step that fails right after a snapshot
+	// lands) would otherwise be seen or missed by where the once-a-second
+	// sampler's tick fell, and a replay could not fail as its original did.
+	if st, err := r.store(); err == nil {
+		sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+		r.sampleOnce(sctx, cli, ks, st)
+		scancel()
+	}
 	final, err := etcddump.ReadFinal(ctx, cli, ks)
 	if err != nil {
 		return err

@@ -56,14 +56,11 @@ func (r *run) snapshotPrefix() string {
 	return runtime.SnapshotPrefix + "/" + r.sc.Cluster.ClusterID + "/"
 }
 
-// sample reads, once a second until ctx ends, what the cluster retains: the
-// floor, the batch keys and the durable prefix in etcd, the snapshot groups
-// under the cluster's prefix, and the largest member's database size. A
-// failed read (a member down, S3 cut off) skips that field's sample rather
-// than the run.
+// sample reads, once a second until ctx ends, what the cluster retains (see
+// sampleOnce). A failed read (a member down, S3 cut off) skips that field's
+// sample rather than the run.
 func (r *run) sample(ctx context.Context) {
 	st, _ := r.store()
-	prefix := r.snapshotPrefix()
 	cli, ks, err := r.etcd()
 	if err != nil {
 		return
@@ -73,22 +70,7 @@ func (r *run) sample(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		if sh, err := r.oplogShape(rctx, cli, ks); err == nil {
-			x := audit.RetentionSample{At: int64(time.Since(r.start)), Floor: sh.Floor, Prefix: sh.Prefix, BatchKeys: sh.Count, Groups: -1}
-			if st != nil {
-				before, berr := readPointers(rctx, cli, ks)
-				if list, err := st.List(rctx, prefix); err == nil {
-					x.Groups = countGroups(list, prefix)
-					if after, aerr := readPointers(rctx, cli, ks); berr == nil && aerr == nil {
-						x.MissingTargets = missingTargets(before, after, list, prefix)
-					}
-				}
-			}
-			for _, m := range r.cluster.Etcd.Status(rctx) {
-				x.DBSize, x.DBInUse = max(x.DBSize, m.DBSize), max(x.DBInUse, m.InUse)
-			}
-			r.retention.add(x)
-		}
+		r.sampleOnce(rctx, cli, ks, st)
 		cancel()
 		select {
 		case <-ctx.Done():
@@ -96,6 +78,32 @@ func (r *run) sample(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// sampleOnce reads what the cluster retains and adds it to the series: the
+// floor, the batch keys and the durable prefix in etcd, the snapshot groups
+// under the cluster's prefix in st (nil: none), and the largest member's
+// database size.
+func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, st objstore.Store) {
+	sh, err := r.oplogShape(ctx, cli, ks)
+	if err != nil {
+		return
+	}
+	prefix := r.snapshotPrefix()
+	x := audit.RetentionSample{At: int64(time.Since(r.start)), Floor: sh.Floor, Prefix: sh.Prefix, BatchKeys: sh.Count, Groups: -1}
+	if st != nil {
+		before, berr := readPointers(ctx, cli, ks)
+		if list, err := st.List(ctx, prefix); err == nil {
+			x.Groups = countGroups(list, prefix)
+			if after, aerr := readPointers(ctx, cli, ks); berr == nil && aerr == nil {
+				x.MissingTargets = missingTargets(before, after, list, prefix)
+			}
+		}
+	}
+	for _, m := range r.cluster.Etcd.Status(ctx) {
+		x.DBSize, x.DBInUse = max(x.DBSize, m.DBSize), max(x.DBInUse, m.InUse)
+	}
+	r.retention.add(x)
 }
 
 func countGroups(list []objstore.Info, prefix string) int {
