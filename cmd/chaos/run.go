@@ -247,14 +247,7 @@ func cmdReplay(ctx context.Context, args []string) error {
 	anchors := map[int]audit.Anchor{}
 	firstPrimary := ""
 	if !*timing {
-		for _, e := range b.Input.Events {
-			if e.Kind == "fault" && e.OK && e.Anchor != nil {
-				anchors[e.Anchor.Step] = *e.Anchor
-			}
-			if e.Kind == "role" && firstPrimary == "" && strings.HasSuffix(e.Detail, "→ primary") {
-				firstPrimary = e.Target
-			}
-		}
+		anchors, firstPrimary = b.Anchors()
 	}
 	fmt.Printf("replaying %s seed %d from %s (%d faults anchored to the original's events)\n", b.Scenario.Name, b.Scenario.Seed, pos[0], len(anchors))
 	outs, runErr := runBatch(ctx, []*scenario.Scenario{b.Scenario}, batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0], anchors: anchors, strict: *strict, firstPrimary: firstPrimary})

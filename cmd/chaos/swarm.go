@@ -206,8 +206,11 @@ func cmdShrink(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("shrinking %s (%d steps; failing: %s), at most %d runs\n", b.Scenario.Name, len(b.Scenario.Steps), strings.Join(want, ", "), *maxRuns)
-	try := func(ctx context.Context, sc *scenario.Scenario) (bool, error) {
-		o, err := runner.Run(ctx, sc, runner.Options{Out: *out, Cache: cache})
+	// Each candidate's faults land on their original's events, as a replay's
+	// do, so a candidate fails the same way for the same reason.
+	anchors, firstPrimary := b.Anchors()
+	try := func(ctx context.Context, sc *scenario.Scenario, origin []int) (bool, error) {
+		o, err := runner.Run(ctx, sc, runner.Options{Out: *out, Cache: cache, Anchors: bundle.Reanchor(anchors, origin), FirstPrimary: firstPrimary})
 		if err != nil {
 			return false, err
 		}

@@ -14,12 +14,16 @@ import (
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
-// Try runs a candidate and reports whether it still fails.
-type Try func(ctx context.Context, sc *scenario.Scenario) (fails bool, err error)
+// Try runs a candidate and reports whether it still fails. origin[i] is
+// the 1-based index, in the scenario Shrink started from, of the
+// candidate's step i, so a caller can aim each remaining fault at the
+// event its original landed on (a replay's anchors).
+type Try func(ctx context.Context, sc *scenario.Scenario, origin []int) (fails bool, err error)
 
 // Result is the smallest failing scenario found, with what was tried.
 type Result struct {
 	Scenario *scenario.Scenario
+	Origin   []int    // per step of Scenario, its 1-based index in the original
 	Runs     int
 	Log      []string // one line per candidate: what was removed, and the verdict
 }
@@ -63,15 +67,18 @@ func refersTo(st scenario.Step, as string) bool {
 	return false
 }
 
-func without(sc *scenario.Scenario, u unit) *scenario.Scenario {
+// without is sc without the steps of u, with the origin of each step kept.
+func without(sc *scenario.Scenario, origin []int, u unit) (*scenario.Scenario, []int) {
 	c := *sc
 	c.Steps = nil
+	var o []int
 	for i, st := range sc.Steps {
 		if !slices.Contains(u, i) {
 			c.Steps = append(c.Steps, st)
+			o = append(o, origin[i])
 		}
 	}
-	return &c
+	return &c, o
 }
 
 // describe names a unit for the log.
@@ -96,7 +103,10 @@ func reload(sc *scenario.Scenario) (*scenario.Scenario, error) {
 // Shrink reduces sc (which must fail) with at most maxRuns runs of try.
 func Shrink(ctx context.Context, sc *scenario.Scenario, try Try, maxRuns int) (Result, error) {
 	res := Result{Scenario: sc}
-	attempt := func(label string, cand *scenario.Scenario) (bool, error) {
+	for i := range sc.Steps {
+		res.Origin = append(res.Origin, i+1)
+	}
+	attempt := func(label string, cand *scenario.Scenario, origin []int) (bool, error) {
 		if res.Runs >= maxRuns || ctx.Err() != nil {
 			return false, ctx.Err()
 		}
@@ -106,14 +116,14 @@ func Shrink(ctx context.Context, sc *scenario.Scenario, try Try, maxRuns int) (R
 			return false, nil
 		}
 		res.Runs++
-		fails, err := try(ctx, c)
+		fails, err := try(ctx, c, origin)
 		if err != nil {
 			return false, err
 		}
 		verdict := "passes: kept"
 		if fails {
 			verdict = "still fails: removed"
-			res.Scenario = c
+			res.Scenario, res.Origin = c, origin
 		}
 		res.Log = append(res.Log, fmt.Sprintf("run %d: without %s → %s", res.Runs, label, verdict))
 		return fails, nil
@@ -127,7 +137,8 @@ func Shrink(ctx context.Context, sc *scenario.Scenario, try Try, maxRuns int) (R
 				break
 			}
 			cur := res.Scenario
-			ok, err := attempt(describe(cur, us[k]), without(cur, us[k]))
+			cand, origin := without(cur, res.Origin, us[k])
+			ok, err := attempt(describe(cur, us[k]), cand, origin)
 			if err != nil {
 				return res, err
 			}
@@ -168,7 +179,7 @@ func Shrink(ctx context.Context, sc *scenario.Scenario, try Try, maxRuns int) (R
 		if !p.apply(&c) {
 			continue
 		}
-		if _, err := attempt(p.label, &c); err != nil {
+		if _, err := attempt(p.label, &c, res.Origin); err != nil {
 			return res, err
 		}
 	}

@@ -39,8 +39,11 @@ expect: {recovery_source: [oplog, empty], min_ok_ops: 10}
 func TestShrinkKeepsOnlyTheCause(t *testing.T) {
 	sc, err := scenario.Parse([]byte(noisy))
 	require.NoError(t, err)
-	try := func(_ context.Context, c *scenario.Scenario) (bool, error) {
-		for _, st := range c.Steps {
+	try := func(_ context.Context, c *scenario.Scenario, origin []int) (bool, error) {
+		require.Len(t, origin, len(c.Steps))
+		for i, st := range c.Steps {
+			// Each remaining step is the original's step at its origin.
+			require.Equal(t, sc.Steps[origin[i]-1].Label(), st.Label())
 			if st.Fault != nil && st.Fault.Name == "brokenAckWithoutAppend" {
 				return true, nil
 			}
@@ -57,6 +60,8 @@ func TestShrinkKeepsOnlyTheCause(t *testing.T) {
 		labels = append(labels, st.Label())
 	}
 	require.Equal(t, []string{"failpoint brokenAckWithoutAppend=return(true) on primary", "heal broken"}, labels)
+	require.Len(t, res.Origin, 2)
+	require.Equal(t, labels[0], sc.Steps[res.Origin[0]-1].Label())
 	require.Equal(t, 2, res.Scenario.Cluster.Masters)
 	require.Equal(t, 1, res.Scenario.Cluster.Etcd)
 	require.Equal(t, 200.0, res.Scenario.Traffic.Rate)
@@ -68,7 +73,7 @@ func TestShrinkStopsAtItsBudget(t *testing.T) {
 	sc, err := scenario.Parse([]byte(noisy))
 	require.NoError(t, err)
 	runs := 0
-	res, err := Shrink(context.Background(), sc, func(context.Context, *scenario.Scenario) (bool, error) { runs++; return false, nil }, 3)
+	res, err := Shrink(context.Background(), sc, func(context.Context, *scenario.Scenario, []int) (bool, error) { runs++; return false, nil }, 3)
 	require.NoError(t, err)
 	require.Equal(t, 3, runs)
 	require.Equal(t, 3, res.Runs)
