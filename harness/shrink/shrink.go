@@ -23,7 +23,7 @@ type Try func(ctx context.Context, sc *scenario.Scenario, origin []int) (fails b
 // Result is the smallest failing scenario found, with what was tried.
 type Result struct {
 	Scenario *scenario.Scenario
-	Origin   []int    // per step of Scenario, its 1-based index in the original
+	Origin   []int // per step of Scenario, its 1-based index in the original
 	Runs     int
 	Log      []string // one line per candidate: what was removed, and the verdict
 }
