@@ -119,7 +119,8 @@ func FuzzDecodeDurablePrefix(f *testing.F) {
 
 // FuzzDecodePayload: no input panics, for any of the four payload types;
 // what decodes re-encodes, in both wire variants, to bytes that decode to
-// the same value.
+// the same value; DecodeMetadataFields (reused, interning) agrees with
+// DecodeMetadataPayload.
 func FuzzDecodePayload(f *testing.F) {
 	types := []string{"MetadataPayload", "SegmentMountOp", "SegmentUpdateOp", "SegmentUnmountOp"}
 	for _, v := range readVectors[payloadVector](f, "payloads.jsonl") {
@@ -134,9 +135,24 @@ func FuzzDecodePayload(f *testing.F) {
 			}
 		}
 	}
+	// The replay path's decoder, reused from input to input with one
+	// intern table, decodes what DecodeMetadataPayload does.
+	var (
+		fields MetadataFields
+		strs   Strings
+	)
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		c := payloadCodecs[types[int(kind)%len(types)]]
 		v, err := c.decode(data)
+		if c.op == OpPutEnd {
+			ferr := DecodeMetadataFields(data, &fields, &strs)
+			if (ferr == nil) != (err == nil) || ferr != nil && ferr.Error() != err.Error() {
+				t.Fatalf("DecodeMetadataFields %v, DecodeMetadataPayload %v", ferr, err)
+			}
+			if err == nil && !samePayload(fields.Payload(), v) {
+				t.Fatalf("DecodeMetadataFields %+v, DecodeMetadataPayload %+v", fields.Payload(), v)
+			}
+		}
 		if err != nil {
 			return
 		}
