@@ -47,6 +47,14 @@ func FuzzDecodeBatch(f *testing.F) {
 		if (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error() {
 			t.Fatalf("DecodeBatch %v, general path %v", err, gerr)
 		}
+		// DecodeBatchAs (the replay path's) is DecodeBatch.
+		as, entries, aerr := DecodeBatchAs(data, func(e Entry) Entry { return e })
+		if as.Entries != nil || (aerr == nil) != (err == nil) || aerr != nil && aerr.Error() != err.Error() {
+			t.Fatalf("DecodeBatchAs %+v, %v; DecodeBatch %v", as, aerr, err)
+		}
+		if as.Entries = entries; err == nil && !sameBatch(as, b) {
+			t.Fatalf("DecodeBatchAs %+v, DecodeBatch %+v", as, b)
+		}
 		if err != nil {
 			return
 		}
@@ -69,6 +77,30 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 		if enc2, err := EncodeBatch(again); err != nil || !bytes.Equal(enc2, enc) {
 			t.Fatalf("second encoding differs: %v", err)
+		}
+	})
+}
+
+// FuzzCanonicalBase64: the fast path's one-pass decoder accepts exactly
+// what the general path's (the standard library's strict decoder behind an
+// alphabet check) accepts, decodes it to the same bytes, and leaves what it
+// appends to alone.
+func FuzzCanonicalBase64(f *testing.F) {
+	for _, s := range []string{"", "AA==", "AB==", "AAA=", "AAB=", "AAAA", "A===", "====", "AA=A", "AA==AAAA", "AAAA\nAAA", "+/+/", "-_-_", "QUJD", "QUI=", "QQ=="} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		want, wok := decodeCanonicalBase64(s)
+		prefix := []byte("prefix")
+		dst, got, ok := appendCanonicalBase64(append([]byte(nil), prefix...), s)
+		if ok != wok || !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%q: fast %q %v, general %q %v", s, got, ok, want, wok)
+		}
+		if !bytes.Equal(dst[:len(prefix)], prefix) || ok && !bytes.Equal(dst[len(prefix):], want) || !ok && len(dst) != len(prefix) {
+			t.Fatalf("%q: dst %q", s, dst)
+		}
+		if cap(got) != len(got) {
+			t.Fatalf("%q: decoded bytes have room to append into", s)
 		}
 	})
 }
