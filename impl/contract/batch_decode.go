@@ -35,8 +35,12 @@ func DecodeBatch(data []byte) (Batch, error) {
 // converted by conv, so that a record in upstream's exact form is decoded
 // straight into the caller's entries. It accepts, refuses and decodes
 // exactly what DecodeBatch does.
-func DecodeBatchAs[E any](data []byte, conv func(Entry) E) (Batch, []E, error) {
-	if b, es, ok := decodeCanonicalBatchAs(data, conv); ok {
+//
+// With blocks (nil: none), a record on the fast path takes its entries and
+// payloads from the blocks' spare room while there is enough, instead of
+// allocating them; see BatchBlocks.
+func DecodeBatchAs[E any](data []byte, conv func(Entry) E, blocks *BatchBlocks[E]) (Batch, []E, error) {
+	if b, es, ok := decodeCanonicalBatchAs(data, conv, blocks); ok {
 		return b, es, nil
 	}
 	b, err := decodeGeneralBatch(data)
@@ -49,6 +53,29 @@ func DecodeBatchAs[E any](data []byte, conv func(Entry) E) (Batch, []E, error) {
 	}
 	b.Entries = nil
 	return b, es, nil
+}
+
+// BatchBlocks are memory DecodeBatchAs cuts records' entries and payloads
+// from, for a caller that decodes many records and is done with all of them
+// before it decodes more: after Reset the same memory holds the next
+// records' entries and payloads. Strings (tenants, keys) are never cut from
+// it. What does not fit is allocated as without blocks.
+type BatchBlocks[E any] struct {
+	Entries  []E    // entries of the records decoded since Reset, capacity to spare
+	Payloads []byte // payload bytes of the same
+}
+
+// NewBatchBlocks returns blocks with room for entries entries and
+// payloads payload bytes.
+func NewBatchBlocks[E any](entries, payloads int) *BatchBlocks[E] {
+	return &BatchBlocks[E]{Entries: make([]E, 0, entries), Payloads: make([]byte, 0, payloads)}
+}
+
+// Reset makes the blocks' memory free for the next records: every batch
+// decoded into them before must no longer be used.
+func (bb *BatchBlocks[E]) Reset() {
+	clear(bb.Entries[:cap(bb.Entries)]) // a record that failed the fast path may have left entries past the end
+	bb.Entries, bb.Payloads = bb.Entries[:0], bb.Payloads[:0]
 }
 
 // decodeGeneralBatch decodes through the general JSON parser and upstream's
@@ -218,14 +245,15 @@ func appendCanonicalBase64(dst, s []byte) ([]byte, []byte, bool) {
 // the checksummed serialization, and only if it passes every check; it
 // reports false for anything else, and the general path then decides.
 func decodeCanonicalBatch(data []byte) (Batch, bool) {
-	b, es, ok := decodeCanonicalBatchAs(data, func(e Entry) Entry { return e })
+	b, es, ok := decodeCanonicalBatchAs(data, func(e Entry) Entry { return e }, nil)
 	b.Entries = es
 	return b, ok
 }
 
 // decodeCanonicalBatchAs is decodeCanonicalBatch with each entry converted
-// by conv (the batch it returns has no Entries).
-func decodeCanonicalBatchAs[E any](data []byte, conv func(Entry) E) (Batch, []E, bool) {
+// by conv (the batch it returns has no Entries), cut from blocks (nil:
+// none) where they have room; blocks grow only by what a decoded record took.
+func decodeCanonicalBatchAs[E any](data []byte, conv func(Entry) E, blocks *BatchBlocks[E]) (Batch, []E, bool) {
 	s := canonScanner{data: data}
 	if !s.lit("[1,") {
 		return Batch{}, nil, false
@@ -243,12 +271,25 @@ func decodeCanonicalBatchAs[E any](data []byte, conv func(Entry) E) (Batch, []E,
 		return Batch{}, nil, false
 	}
 	b := Batch{ID: id, FirstSeq: first, LastSeq: last}
-	entries := make([]E, 0, count)
 	var (
-		n      uint64 // entries so far
-		arena  []byte // payloads are cut from shared blocks
-		tenant string // the last entry's: entries of a batch mostly share it
+		entries   []E
+		n         uint64 // entries so far
+		arena     []byte // payloads are cut from shared blocks
+		tenant    string // the last entry's: entries of a batch mostly share it
+		inBlocks  bool   // entries are cut from blocks.Entries
+		blockFrom = -1   // arena began as blocks.Payloads' spare room, from here
+		blockTo   = -1   // and left it here (-1: it still is)
 	)
+	if blocks != nil {
+		if at := len(blocks.Entries); uint64(cap(blocks.Entries)-at) >= count {
+			entries, inBlocks = blocks.Entries[at:at:at+int(count)], true
+		}
+		blockFrom = len(blocks.Payloads)
+		arena = blocks.Payloads[blockFrom:]
+	}
+	if entries == nil {
+		entries = make([]E, 0, count)
+	}
 	for {
 		if !s.lit("[") {
 			return Batch{}, nil, false
@@ -275,6 +316,9 @@ func decodeCanonicalBatchAs[E any](data []byte, conv func(Entry) E) (Batch, []E,
 		// after it, within what the rest of the record can hold (base64
 		// takes four bytes for three).
 		if need := (s.pos - start) / 4 * 3; cap(arena)-len(arena) < need {
+			if blockFrom >= 0 && blockTo < 0 {
+				blockTo = blockFrom + len(arena)
+			}
 			alike, bound := uint64(need)*(count-n), uint64(len(data)-start)/4*3
 			arena = make([]byte, 0, max(uint64(need), min(alike, bound)))
 		}
@@ -311,6 +355,15 @@ func decodeCanonicalBatchAs[E any](data []byte, conv func(Entry) E) (Batch, []E,
 	h.Write([]byte{']'})
 	if uint64(h.Sum32()) != sum {
 		return Batch{}, nil, false
+	}
+	if blocks != nil { // the record decodes: what it took of the blocks is taken
+		if blockTo < 0 {
+			blockTo = blockFrom + len(arena)
+		}
+		blocks.Payloads = blocks.Payloads[:blockTo]
+		if inBlocks {
+			blocks.Entries = blocks.Entries[:len(blocks.Entries)+len(entries)]
+		}
 	}
 	return b, entries, true
 }

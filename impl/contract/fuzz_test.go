@@ -18,6 +18,15 @@ func addBatchSeeds(f *testing.F) {
 	}
 }
 
+func deepCopyBatch(b Batch) Batch {
+	c := b
+	c.Entries = append([]Entry(nil), b.Entries...)
+	for i := range c.Entries {
+		c.Entries[i].Payload = bytes.Clone(c.Entries[i].Payload)
+	}
+	return c
+}
+
 // jsonRoundTrip is what a string becomes after upstream's writer and reader:
 // itself when it is valid UTF-8.
 func jsonRoundTrip(t *testing.T, s string) string {
@@ -36,6 +45,12 @@ func jsonRoundTrip(t *testing.T, s string) string {
 // strings that are not UTF-8.
 func FuzzDecodeBatch(f *testing.F) {
 	addBatchSeeds(f)
+	// Blocks reused from input to input (reset now and then): a record
+	// decoded into them decodes as without, and never touches the batches
+	// decoded before it since the last Reset.
+	blocks := NewBatchBlocks[Entry](64, 4096)
+	var kept []Batch // decoded into blocks since the last Reset
+	var keptCopies []Batch
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := DecodeBatch(data)
 		general, gerr := decodeGeneralBatch(data)
@@ -47,13 +62,28 @@ func FuzzDecodeBatch(f *testing.F) {
 		if (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error() {
 			t.Fatalf("DecodeBatch %v, general path %v", err, gerr)
 		}
-		// DecodeBatchAs (the replay path's) is DecodeBatch.
-		as, entries, aerr := DecodeBatchAs(data, func(e Entry) Entry { return e })
-		if as.Entries != nil || (aerr == nil) != (err == nil) || aerr != nil && aerr.Error() != err.Error() {
-			t.Fatalf("DecodeBatchAs %+v, %v; DecodeBatch %v", as, aerr, err)
+		// DecodeBatchAs (the replay path's) is DecodeBatch, with blocks or without.
+		for _, bl := range []*BatchBlocks[Entry]{nil, blocks} {
+			as, entries, aerr := DecodeBatchAs(data, func(e Entry) Entry { return e }, bl)
+			if as.Entries != nil || (aerr == nil) != (err == nil) || aerr != nil && aerr.Error() != err.Error() {
+				t.Fatalf("DecodeBatchAs %+v, %v; DecodeBatch %v", as, aerr, err)
+			}
+			if as.Entries = entries; err == nil && !sameBatch(as, b) {
+				t.Fatalf("DecodeBatchAs %+v, DecodeBatch %+v", as, b)
+			}
+			if bl != nil && err == nil {
+				kept = append(kept, as)
+				keptCopies = append(keptCopies, deepCopyBatch(as))
+			}
 		}
-		if as.Entries = entries; err == nil && !sameBatch(as, b) {
-			t.Fatalf("DecodeBatchAs %+v, DecodeBatch %+v", as, b)
+		for i := range kept {
+			if !sameBatch(kept[i], keptCopies[i]) {
+				t.Fatalf("decoding %q into the blocks changed a batch decoded before: %+v, was %+v", data, kept[i], keptCopies[i])
+			}
+		}
+		if len(blocks.Entries) > 32 || len(blocks.Payloads) > 2048 {
+			blocks.Reset()
+			kept, keptCopies = kept[:0], keptCopies[:0]
 		}
 		if err != nil {
 			return

@@ -41,7 +41,13 @@ func EncodeBatch(b state.Batch) ([]byte, error) {
 // whose op the applier does not know (LEASE_RENEW) decodes, as upstream's;
 // applying it fails with state.ErrUnknownOp.
 func DecodeBatch(data []byte) (state.Batch, error) {
-	cb, entries, err := contract.DecodeBatchAs(data, fromContractEntry)
+	return decodeBatch(data, nil)
+}
+
+// decodeBatch is DecodeBatch cutting entries and payloads from blocks
+// (nil: none).
+func decodeBatch(data []byte, blocks *contract.BatchBlocks[state.Entry]) (state.Batch, error) {
+	cb, entries, err := contract.DecodeBatchAs(data, fromContractEntry, blocks)
 	if err != nil {
 		return state.Batch{}, codecErr(err)
 	}

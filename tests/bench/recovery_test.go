@@ -130,7 +130,8 @@ func BenchmarkSuffixReplay(b *testing.B) {
 	ctx := ctxB(b, 20*time.Minute)
 	w := theWorld(b)
 	lw := oplogOf(ctx, b, w, "replay", batches)
-	r := &oplog.Reader{KV: w.cli, Keyspace: lw.ks, PageSize: page}
+	// The reader as the master configures it (fn applies, keeping nothing).
+	r := &oplog.Reader{KV: w.cli, Keyspace: lw.ks, PageSize: page, ReuseBuffers: true}
 	head, err := r.ReadHead(ctx)
 	if err != nil {
 		b.Fatal(err)
