@@ -18,6 +18,15 @@ func addBatchSeeds(f *testing.F) {
 	}
 }
 
+func deepCopyBatch(b Batch) Batch {
+	c := b
+	c.Entries = append([]Entry(nil), b.Entries...)
+	for i := range c.Entries {
+		c.Entries[i].Payload = bytes.Clone(c.Entries[i].Payload)
+	}
+	return c
+}
+
 // jsonRoundTrip is what a string becomes after upstream's writer and reader:
 // itself when it is valid UTF-8.
 func jsonRoundTrip(t *testing.T, s string) string {
@@ -36,6 +45,12 @@ func jsonRoundTrip(t *testing.T, s string) string {
 // strings that are not UTF-8.
 func FuzzDecodeBatch(f *testing.F) {
 	addBatchSeeds(f)
+	// Blocks reused from input to input (reset now and then): a record
+	// decoded into them decodes as without, and never touches the batches
+	// decoded before it since the last Reset.
+	blocks := NewBatchBlocks[Entry](64, 4096)
+	var kept []Batch // decoded into blocks since the last Reset
+	var keptCopies []Batch
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := DecodeBatch(data)
 		general, gerr := decodeGeneralBatch(data)
@@ -46,6 +61,29 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 		if (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error() {
 			t.Fatalf("DecodeBatch %v, general path %v", err, gerr)
+		}
+		// DecodeBatchAs (the replay path's) is DecodeBatch, with blocks or without.
+		for _, bl := range []*BatchBlocks[Entry]{nil, blocks} {
+			as, entries, aerr := DecodeBatchAs(data, func(e Entry) Entry { return e }, bl)
+			if as.Entries != nil || (aerr == nil) != (err == nil) || aerr != nil && aerr.Error() != err.Error() {
+				t.Fatalf("DecodeBatchAs %+v, %v; DecodeBatch %v", as, aerr, err)
+			}
+			if as.Entries = entries; err == nil && !sameBatch(as, b) {
+				t.Fatalf("DecodeBatchAs %+v, DecodeBatch %+v", as, b)
+			}
+			if bl != nil && err == nil {
+				kept = append(kept, as)
+				keptCopies = append(keptCopies, deepCopyBatch(as))
+			}
+		}
+		for i := range kept {
+			if !sameBatch(kept[i], keptCopies[i]) {
+				t.Fatalf("decoding %q into the blocks changed a batch decoded before: %+v, was %+v", data, kept[i], keptCopies[i])
+			}
+		}
+		if len(blocks.Entries) > 32 || len(blocks.Payloads) > 2048 {
+			blocks.Reset()
+			kept, keptCopies = kept[:0], keptCopies[:0]
 		}
 		if err != nil {
 			return
@@ -69,6 +107,30 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 		if enc2, err := EncodeBatch(again); err != nil || !bytes.Equal(enc2, enc) {
 			t.Fatalf("second encoding differs: %v", err)
+		}
+	})
+}
+
+// FuzzCanonicalBase64: the fast path's one-pass decoder accepts exactly
+// what the general path's (the standard library's strict decoder behind an
+// alphabet check) accepts, decodes it to the same bytes, and leaves what it
+// appends to alone.
+func FuzzCanonicalBase64(f *testing.F) {
+	for _, s := range []string{"", "AA==", "AB==", "AAA=", "AAB=", "AAAA", "A===", "====", "AA=A", "AA==AAAA", "AAAA\nAAA", "+/+/", "-_-_", "QUJD", "QUI=", "QQ=="} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		want, wok := decodeCanonicalBase64(s)
+		prefix := []byte("prefix")
+		dst, got, ok := appendCanonicalBase64(append([]byte(nil), prefix...), s)
+		if ok != wok || !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%q: fast %q %v, general %q %v", s, got, ok, want, wok)
+		}
+		if !bytes.Equal(dst[:len(prefix)], prefix) || ok && !bytes.Equal(dst[len(prefix):], want) || !ok && len(dst) != len(prefix) {
+			t.Fatalf("%q: dst %q", s, dst)
+		}
+		if cap(got) != len(got) {
+			t.Fatalf("%q: decoded bytes have room to append into", s)
 		}
 	})
 }
@@ -119,7 +181,8 @@ func FuzzDecodeDurablePrefix(f *testing.F) {
 
 // FuzzDecodePayload: no input panics, for any of the four payload types;
 // what decodes re-encodes, in both wire variants, to bytes that decode to
-// the same value.
+// the same value; DecodeMetadataFields (reused, interning) agrees with
+// DecodeMetadataPayload.
 func FuzzDecodePayload(f *testing.F) {
 	types := []string{"MetadataPayload", "SegmentMountOp", "SegmentUpdateOp", "SegmentUnmountOp"}
 	for _, v := range readVectors[payloadVector](f, "payloads.jsonl") {
@@ -134,9 +197,24 @@ func FuzzDecodePayload(f *testing.F) {
 			}
 		}
 	}
+	// The replay path's decoder, reused from input to input with one
+	// intern table, decodes what DecodeMetadataPayload does.
+	var (
+		fields MetadataFields
+		strs   Strings
+	)
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		c := payloadCodecs[types[int(kind)%len(types)]]
 		v, err := c.decode(data)
+		if c.op == OpPutEnd {
+			ferr := DecodeMetadataFields(data, &fields, &strs)
+			if (ferr == nil) != (err == nil) || ferr != nil && ferr.Error() != err.Error() {
+				t.Fatalf("DecodeMetadataFields %v, DecodeMetadataPayload %v", ferr, err)
+			}
+			if err == nil && !samePayload(fields.Payload(), v) {
+				t.Fatalf("DecodeMetadataFields %+v, DecodeMetadataPayload %+v", fields.Payload(), v)
+			}
+		}
 		if err != nil {
 			return
 		}

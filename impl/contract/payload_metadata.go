@@ -155,43 +155,67 @@ func (d DistributedFSDescriptor) write(w *spWriter) {
 	w.i32(d.ShardIdx)
 }
 
-// readReplicaVariant reads the variant's index and alternative.
-func readReplicaVariant(r *spReader) ReplicaVariant {
-	at := r.pos
-	switch idx := r.u8(); idx {
+// ReplicaFields is a replica descriptor as DecodeMetadataFields reads it:
+// the variant in place rather than boxed. Index says which alternative it
+// holds, and so which one field below is set: Buffer for a
+// MemoryDescriptor (0) or an NoFDescriptor (1), Disk (2), LocalDisk (3),
+// DistributedFS (4).
+type ReplicaFields struct {
+	ID            uint64
+	Index         uint8
+	Status        ReplicaStatus
+	Buffer        BufferDescriptor
+	Disk          DiskDescriptor
+	LocalDisk     LocalDiskDescriptor
+	DistributedFS DistributedFSDescriptor
+}
+
+// Variant is f's descriptor variant, boxed as ReplicaDescriptor holds it
+// (nil for an Index outside 0..4).
+func (f *ReplicaFields) Variant() ReplicaVariant {
+	switch f.Index {
 	case 0:
-		var d MemoryDescriptor
-		d.Buffer.read(r)
-		return d
+		return MemoryDescriptor{Buffer: f.Buffer}
 	case 1:
-		var d NoFDescriptor
-		d.Buffer.read(r)
-		return d
+		return NoFDescriptor{Buffer: f.Buffer}
 	case 2:
-		var d DiskDescriptor
-		d.FilePath = r.str()
-		d.ObjectSize = r.u64()
-		return d
+		return f.Disk
 	case 3:
-		var d LocalDiskDescriptor
-		d.ClientID = UUID{r.u64(), r.u64()}
-		d.ObjectSize = r.u64()
-		d.TransportEndpoint = r.str()
-		return d
+		return f.LocalDisk
 	case 4:
-		var d DistributedFSDescriptor
-		d.FilePath = r.str()
-		d.Offset = r.u64()
-		d.ObjectSize = r.u64()
-		d.AlignedSize = r.u64()
-		d.ShardIdx = r.i32()
-		return d
+		return f.DistributedFS
+	}
+	return nil
+}
+
+// read reads a replica descriptor: id, the variant's index and
+// alternative, status.
+func (f *ReplicaFields) read(r *spReader) {
+	*f = ReplicaFields{ID: r.u64()}
+	at := r.pos
+	f.Index = r.u8()
+	switch f.Index {
+	case 0, 1:
+		f.Buffer.read(r)
+	case 2:
+		f.Disk.FilePath = r.str()
+		f.Disk.ObjectSize = r.u64()
+	case 3:
+		f.LocalDisk.ClientID = UUID{r.u64(), r.u64()}
+		f.LocalDisk.ObjectSize = r.u64()
+		f.LocalDisk.TransportEndpoint = r.str()
+	case 4:
+		f.DistributedFS.FilePath = r.str()
+		f.DistributedFS.Offset = r.u64()
+		f.DistributedFS.ObjectSize = r.u64()
+		f.DistributedFS.AlignedSize = r.u64()
+		f.DistributedFS.ShardIdx = r.i32()
 	default:
 		if r.err == nil {
-			r.fail("replica descriptor variant index %d at byte %d is not 0..4", idx, at)
+			r.fail("replica descriptor variant index %d at byte %d is not 0..4", f.Index, at)
 		}
-		return nil
 	}
+	f.Status = ReplicaStatus(r.i32())
 }
 
 // ReplicaDescriptor is upstream's Replica::Descriptor.
@@ -296,36 +320,90 @@ func (p *MetadataPayload) marshal(withLiteral bool) ([]byte, error) {
 // of upstream, or by an older upstream whose MetadataPayload lacked some or
 // all of the compatible fields (they decode as nil).
 func DecodeMetadataPayload(data []byte) (MetadataPayload, error) {
-	r, err := spOpen(metadataPayloadType, data)
-	if err != nil {
+	var f MetadataFields
+	if err := DecodeMetadataFields(data, &f, nil); err != nil {
 		return MetadataPayload{}, err
 	}
-	var p MetadataPayload
-	p.ClientID = UUID{r.u64(), r.u64()}
-	p.Size = r.u64()
-	if n := r.length(minReplicaBytes); n > 0 {
-		p.Replicas = make([]ReplicaDescriptor, n)
-		for i := range p.Replicas {
-			rd := &p.Replicas[i]
-			rd.ID = r.u64()
-			rd.Variant = readReplicaVariant(r)
-			rd.Status = ReplicaStatus(r.i32())
+	return f.Payload(), nil
+}
+
+// MetadataFields is a MetadataPayload as DecodeMetadataFields reads it, for
+// a caller that decodes many and converts each to its own type: replica
+// variants in place (ReplicaFields), the compatible fields as a value and
+// whether it is present.
+type MetadataFields struct {
+	ClientID      UUID
+	Size          uint64
+	Replicas      []ReplicaFields
+	GroupID       string
+	HasGroupID    bool
+	DataType      ObjectDataType
+	HasDataType   bool
+	HardPinned    bool
+	HasHardPinned bool
+}
+
+// Payload is f as a MetadataPayload (sharing nothing with f).
+func (f *MetadataFields) Payload() MetadataPayload {
+	p := MetadataPayload{ClientID: f.ClientID, Size: f.Size}
+	if len(f.Replicas) > 0 {
+		p.Replicas = make([]ReplicaDescriptor, len(f.Replicas))
+		for i := range f.Replicas {
+			rf := &f.Replicas[i]
+			p.Replicas[i] = ReplicaDescriptor{ID: rf.ID, Variant: rf.Variant(), Status: rf.Status}
 		}
 	}
-	if r.compatible() {
-		s := r.str()
-		p.GroupID = &s
+	if f.HasGroupID {
+		g := f.GroupID
+		p.GroupID = &g
 	}
-	if r.compatible() {
-		t := ObjectDataType(r.u8())
+	if f.HasDataType {
+		t := f.DataType
 		p.DataType = &t
 	}
-	if r.compatible() {
-		b := r.boolean()
+	if f.HasHardPinned {
+		b := f.HardPinned
 		p.HardPinned = &b
 	}
-	if err := r.finish(); err != nil {
-		return MetadataPayload{}, err
+	return p
+}
+
+// DecodeMetadataFields is DecodeMetadataPayload into f, for a caller that
+// decodes payload after payload: it reuses f's Replicas, reads strings
+// through strs (nil: each its own), and allocates nothing when f has room
+// and strs has the strings. It accepts and refuses exactly what
+// DecodeMetadataPayload does (which is it, converted); on error f holds
+// anything.
+func DecodeMetadataFields(data []byte, f *MetadataFields, strs *Strings) error {
+	var r spReader
+	if err := r.open(metadataPayloadType, data, strs); err != nil {
+		return err
 	}
-	return p, nil
+	reps := f.Replicas[:0]
+	*f = MetadataFields{ClientID: UUID{r.u64(), r.u64()}, Size: r.u64()}
+	if n := r.length(minReplicaBytes); n > 0 {
+		reps = slicesGrow(reps, n)
+		for i := range reps {
+			reps[i].read(&r)
+		}
+	}
+	f.Replicas = reps
+	if f.HasGroupID = r.compatible(); f.HasGroupID {
+		f.GroupID = r.str()
+	}
+	if f.HasDataType = r.compatible(); f.HasDataType {
+		f.DataType = ObjectDataType(r.u8())
+	}
+	if f.HasHardPinned = r.compatible(); f.HasHardPinned {
+		f.HardPinned = r.boolean()
+	}
+	return r.finish()
+}
+
+// slicesGrow returns s resized to n, reusing its array when it has room.
+func slicesGrow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }

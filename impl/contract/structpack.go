@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 )
 
 // This file is the part of yalantinglibs struct_pack (the version upstream
@@ -215,6 +216,7 @@ type spReader struct {
 	width  int
 	compat bool // the buffer has a compatible length: compatible fields may follow the body
 	err    error
+	strs   *Strings // nil: every string read is its own
 }
 
 func (r *spReader) fail(format string, args ...any) {
@@ -294,7 +296,7 @@ func (r *spReader) length(minElem uint64) int {
 
 func (r *spReader) str() string {
 	n := r.length(1)
-	return string(r.take(uint64(n)))
+	return r.strs.of(r.take(uint64(n)))
 }
 
 // compatible reads the has-value byte of the next compatible field, and
@@ -321,46 +323,87 @@ func (r *spReader) finish() error {
 // spOpen checks the header of a buffer of type t and returns a reader at
 // its body.
 func spOpen(t *spType, data []byte) (*spReader, error) {
+	r := &spReader{}
+	if err := r.open(t, data, nil); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// open is spOpen into r (which a caller can keep on its stack), reading
+// strings through strs (nil: each its own).
+func (r *spReader) open(t *spType, data []byte, strs *Strings) error {
 	if len(data) < 4 {
-		return nil, newError(ErrMalformed, fmt.Sprintf("struct_pack buffer of %d bytes has no type hash", len(data)))
+		return newError(ErrMalformed, fmt.Sprintf("struct_pack buffer of %d bytes has no type hash", len(data)))
 	}
 	head := binary.LittleEndian.Uint32(data)
 	if head>>1 != t.hash>>1 {
-		return nil, newError(ErrTypeHash, fmt.Sprintf("type hash %08x is not %s's %08x", head&^1, t.name, t.hash))
+		return newError(ErrTypeHash, fmt.Sprintf("type hash %08x is not %s's %08x", head&^1, t.name, t.hash))
 	}
-	r := &spReader{data: data, pos: 4, width: 1}
+	*r = spReader{data: data, pos: 4, width: 1, strs: strs}
 	if head&1 == 0 {
-		return r, nil
+		return nil
 	}
 	meta := r.u8()
 	if r.err != nil {
-		return nil, r.err
+		return r.err
 	}
 	if meta&0xe0 != 0 {
-		return nil, newError(ErrMalformed, fmt.Sprintf("struct_pack metainfo %#02x has unknown bits", meta))
+		return newError(ErrMalformed, fmt.Sprintf("struct_pack metainfo %#02x has unknown bits", meta))
 	}
 	if cw := meta & 0b11; cw != 0 {
 		if !t.hasCompat {
-			return nil, newError(ErrMalformed, fmt.Sprintf("struct_pack metainfo announces a compatible length, but %s has no compatible fields", t.name))
+			return newError(ErrMalformed, fmt.Sprintf("struct_pack metainfo announces a compatible length, but %s has no compatible fields", t.name))
 		}
 		n := r.uintN([4]int{0, 2, 4, 8}[cw])
 		if r.err != nil {
-			return nil, r.err
+			return r.err
 		}
 		if n != uint64(len(data)) {
-			return nil, newError(ErrMalformed, fmt.Sprintf("struct_pack compatible length %d, but the buffer has %d bytes", n, len(data)))
+			return newError(ErrMalformed, fmt.Sprintf("struct_pack compatible length %d, but the buffer has %d bytes", n, len(data)))
 		}
 		r.compat = true
 	}
 	if meta&0b100 != 0 {
 		lit := r.take(uint64(len(t.literal)) + 1)
 		if r.err != nil {
-			return nil, r.err
+			return r.err
 		}
 		if !bytes.Equal(lit[:len(t.literal)], t.literal) || lit[len(t.literal)] != 0 {
-			return nil, newError(ErrTypeHash, fmt.Sprintf("struct_pack type literal is not %s's", t.name))
+			return newError(ErrTypeHash, fmt.Sprintf("struct_pack type literal is not %s's", t.name))
 		}
 	}
 	r.width = [4]int{1, 2, 4, 8}[meta>>3&0b11]
-	return r, nil
+	return nil
+}
+
+// Strings interns the short strings a decoder reads (segment endpoints,
+// protocols, group ids: a few values repeat over millions of payloads) in
+// a direct-mapped table of the last one seen per slot, so that a caller
+// that keeps what it decodes keeps one copy of each, and allocates only on
+// a miss. Its zero value is ready; it is not safe for concurrent use.
+type Strings struct {
+	seed  maphash.Seed
+	ready bool
+	slots [internSlots]string
+}
+
+const (
+	internSlots = 256
+	internMax   = 128 // longer strings are not interned
+)
+
+// of returns a string with b's bytes.
+func (s *Strings) of(b []byte) string {
+	if s == nil || len(b) == 0 || len(b) > internMax {
+		return string(b)
+	}
+	if !s.ready {
+		s.seed, s.ready = maphash.MakeSeed(), true
+	}
+	slot := &s.slots[maphash.Bytes(s.seed, b)%internSlots]
+	if *slot != string(b) {
+		*slot = string(b)
+	}
+	return *slot
 }

@@ -19,7 +19,7 @@ import (
 // snapshots by the exact keys a pointer names; it never lists the store.
 func (m *Master) bootstrap(ctx context.Context) (BootstrapInfo, error) {
 	start := time.Now()
-	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
+	r := m.oplogReader()
 	var tried []string
 	if m.store != nil {
 		latest, fallback, err := publish.ObserveSlots(ctx, m.cli, m.ks)

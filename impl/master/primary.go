@@ -78,7 +78,7 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 	}
 	// No writer below our view can append any more: catch up to the final
 	// prefix (through a snapshot when the cursor fell below the floor).
-	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
+	r := m.oplogReader()
 	err = m.applyOnce(ctx, r)
 	if errors.Is(err, oplog.ErrGap) || errors.Is(err, errBelowFloor) {
 		if err = m.rebootstrapIfBelowFloor(ctx, err); err == nil {

@@ -33,7 +33,7 @@ func (m *Master) rebootstrapIfBelowFloor(ctx context.Context, gap error) error {
 	if err != nil {
 		return err
 	}
-	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
+	r := m.oplogReader()
 	var why []string
 	for _, slot := range []struct {
 		name string

@@ -119,7 +119,7 @@ func (m *Master) setPromotable(ok bool) {
 // rebootstraps from a snapshot covering the floor (RFC "Lagging Live
 // Standby"), whether or not the batches it needs are gone yet.
 func (m *Master) applyLoop(ctx context.Context) {
-	r := &oplog.Reader{KV: m.cli, Keyspace: m.ks}
+	r := m.oplogReader()
 	t := time.NewTicker(m.cfg.pollInterval())
 	defer t.Stop()
 	for {
@@ -176,4 +176,12 @@ func (m *Master) applyOnce(ctx context.Context, r *oplog.Reader) error {
 	m.applyErr = ""
 	m.roleMu.Unlock()
 	return nil
+}
+
+// oplogReader is the reader of every OpLog scan the master makes: each
+// feeds the batches to state.(*State).Apply (the apply loop also notes the
+// cursor), which keeps neither a batch's entries nor its payloads, so the
+// reader may reuse their memory from page to page.
+func (m *Master) oplogReader() *oplog.Reader {
+	return &oplog.Reader{KV: m.cli, Keyspace: m.ks, ReuseBuffers: true}
 }

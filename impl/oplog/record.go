@@ -41,11 +41,17 @@ func EncodeBatch(b state.Batch) ([]byte, error) {
 // whose op the applier does not know (LEASE_RENEW) decodes, as upstream's;
 // applying it fails with state.ErrUnknownOp.
 func DecodeBatch(data []byte) (state.Batch, error) {
-	cb, err := contract.DecodeBatch(data)
+	return decodeBatch(data, nil)
+}
+
+// decodeBatch is DecodeBatch cutting entries and payloads from blocks
+// (nil: none).
+func decodeBatch(data []byte, blocks *contract.BatchBlocks[state.Entry]) (state.Batch, error) {
+	cb, entries, err := contract.DecodeBatchAs(data, fromContractEntry, blocks)
 	if err != nil {
 		return state.Batch{}, codecErr(err)
 	}
-	return fromContract(cb), nil
+	return state.Batch{ID: cb.ID, FirstSeq: cb.FirstSeq, LastSeq: cb.LastSeq, Entries: entries}, nil
 }
 
 // toContract is b as a contract batch, after the checks only a writer makes.
@@ -82,12 +88,8 @@ func checkWritable(e state.Entry) error {
 	return nil
 }
 
-func fromContract(cb contract.Batch) state.Batch {
-	b := state.Batch{ID: cb.ID, FirstSeq: cb.FirstSeq, LastSeq: cb.LastSeq, Entries: make([]state.Entry, len(cb.Entries))}
-	for i, e := range cb.Entries {
-		b.Entries[i] = state.Entry{Op: state.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload}
-	}
-	return b
+func fromContractEntry(e contract.Entry) state.Entry {
+	return state.Entry{Op: state.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload}
 }
 
 // codecError is a contract error seen through this package's kinds:

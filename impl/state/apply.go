@@ -2,6 +2,8 @@ package state
 
 import (
 	"fmt"
+
+	"github.com/tidwall/btree"
 )
 
 // Apply semantics are upstream's OpLogApplier's (kvcache-ai/Mooncake
@@ -54,47 +56,85 @@ import (
 // apply applies one entry with upstream's applier semantics. Every check
 // runs before the first write, so a rejected entry leaves t unchanged.
 func (t *tables) apply(e Entry) error {
+	c, err := prepare(e, &payloadDecoder{})
+	if err != nil {
+		return err
+	}
+	t.change(&c, nil)
+	return nil
+}
+
+// change is one entry's effect on the tables, decided (and every check of
+// the entry made) before anything is written: a batch prepares all its
+// entries first, so that one rejected entry leaves the state unchanged.
+type change struct {
+	op  OpType
+	obj objectItem // PUT_END: the object to store; PUT_REVOKE, REMOVE: the key to delete
+	seg *Segment   // SEGMENT_MOUNT, SEGMENT_UPDATE: the segment; SEGMENT_UNMOUNT: its endpoint; nil: nothing changes
+}
+
+// prepare checks e as upstream's applier does and decodes its payload
+// with d, writing nothing.
+func prepare(e Entry, d *payloadDecoder) (change, error) {
 	if !e.Op.Known() {
-		return fmt.Errorf("%w: %d (%s)", ErrUnknownOp, uint8(e.Op), e.Op)
+		return change{}, fmt.Errorf("%w: %d (%s)", ErrUnknownOp, uint8(e.Op), e.Op)
 	}
 	if len(e.Tenant) > MaxKeyBytes || len(e.Key) > MaxKeyBytes {
-		return fmt.Errorf("%w: tenant or key longer than %d bytes", ErrMalformed, MaxKeyBytes)
+		return change{}, fmt.Errorf("%w: tenant or key longer than %d bytes", ErrMalformed, MaxKeyBytes)
 	}
+	c := change{op: e.Op}
 	switch e.Op {
 	case OpPutEnd:
-		obj, err := replayObject(e.Payload)
+		obj, err := d.replayObject(e.Payload)
 		if err != nil {
-			return err
+			return change{}, err
 		}
-		t.objects.Set(objectItem{k: ObjectKey{NormalizeTenant(e.Tenant), e.Key}, o: &obj})
+		c.obj = objectItem{k: ObjectKey{NormalizeTenant(e.Tenant), e.Key}, o: obj}
 	case OpPutRevoke, OpRemove:
-		t.objects.Delete(objectItem{k: ObjectKey{NormalizeTenant(e.Tenant), e.Key}})
+		c.obj = objectItem{k: ObjectKey{NormalizeTenant(e.Tenant), e.Key}}
 	case OpSegmentMount, OpSegmentUpdate:
 		if seg, err := DecodeSegment(e.Op, e.Payload); err == nil {
-			t.segments.Set(segmentItem{s: &seg})
+			c.seg = &seg
 		}
 	case OpSegmentUnmount:
 		if ep, err := DecodeUnmount(e.Payload); err == nil {
-			t.segments.Delete(segmentItem{s: &Segment{Endpoint: ep}})
+			c.seg = &Segment{Endpoint: ep}
 		}
 	}
-	return nil
+	return c, nil
+}
+
+// change makes a prepared change; it cannot fail. hint (may be nil) is the
+// object tree's path hint: replayed keys cluster, so it saves most of the
+// search.
+func (t *tables) change(c *change, hint *btree.PathHint) {
+	switch c.op {
+	case OpPutEnd:
+		t.objects.SetHint(c.obj, hint)
+	case OpPutRevoke, OpRemove:
+		t.objects.DeleteHint(c.obj, hint)
+	case OpSegmentMount, OpSegmentUpdate:
+		if c.seg != nil {
+			t.segments.Set(segmentItem{s: c.seg})
+		}
+	case OpSegmentUnmount:
+		if c.seg != nil {
+			t.segments.Delete(segmentItem{s: c.seg})
+		}
+	}
 }
 
 // replayObject is the object upstream's applier stores for a PUT_END
 // payload: empty when the payload is empty or does not decode.
-func replayObject(payload []byte) (Object, error) {
+func (d *payloadDecoder) replayObject(payload []byte) (*Object, error) {
 	if len(payload) == 0 {
-		return Object{}, nil
+		return new(Object), nil
 	}
-	obj, err := DecodeObject(payload)
-	if err == nil {
-		return obj, nil
+	obj, decodeErr, err := d.object(payload)
+	if decodeErr != nil {
+		return new(Object), nil // upstream: struct_pack fails, empty metadata
 	}
-	if _, cerr := decodeContractOnly(payload); cerr != nil {
-		return Object{}, nil // upstream: struct_pack fails, empty metadata
-	}
-	return Object{}, err // decodes, but this model cannot hold it
+	return obj, err // err: decodes, but this model cannot hold it
 }
 
 // admit checks an entry a primary is about to write: the preconditions

@@ -63,46 +63,97 @@ func objectPayload(o *Object) contract.MetadataPayload {
 	return p
 }
 
-// objectFromPayload is the object upstream's standby stores for p
-// (MetadataPayload::ToStandbyMetadata, metadata_store.h:110-119: an empty
-// compatible field reads as "", UNKNOWN, false).
-func objectFromPayload(p contract.MetadataPayload) (Object, error) {
-	o := Object{ClientID: UUID{First: p.ClientID.First, Second: p.ClientID.Second}, Size: p.Size}
-	if p.GroupID != nil {
-		o.GroupID = *p.GroupID
+// objectFromFields is the object upstream's standby stores for a decoded
+// MetadataPayload (MetadataPayload::ToStandbyMetadata,
+// metadata_store.h:110-119: an empty compatible field reads as "",
+// UNKNOWN, false), validated. The object and its replicas are one
+// allocation.
+func objectFromFields(f *contract.MetadataFields) (*Object, error) {
+	o := newObject(len(f.Replicas))
+	o.ClientID, o.Size = UUID{First: f.ClientID.First, Second: f.ClientID.Second}, f.Size
+	if f.HasGroupID {
+		o.GroupID = f.GroupID
 	}
-	if p.DataType != nil {
-		o.DataType = uint32(*p.DataType)
+	if f.HasDataType {
+		o.DataType = uint32(f.DataType)
 	}
-	if p.HardPinned != nil {
-		o.HardPinned = *p.HardPinned
+	if f.HasHardPinned {
+		o.HardPinned = f.HardPinned
 	}
-	if len(p.Replicas) > 0 {
-		o.Replicas = make([]Replica, len(p.Replicas))
-	}
-	for i, rd := range p.Replicas {
+	for i := range f.Replicas {
+		rd := &f.Replicas[i]
 		st, err := statusFromContract(rd.Status)
 		if err != nil {
-			return Object{}, fmt.Errorf("replica %d: %w", i, err)
+			return nil, fmt.Errorf("replica %d: %w", i, err)
 		}
-		r := Replica{ID: rd.ID, Status: st}
-		switch v := rd.Variant.(type) {
-		case contract.MemoryDescriptor:
-			r.Kind, r.Segment, r.Offset, r.Length, r.Protocol = ReplicaMemory, v.Buffer.TransportEndpoint, v.Buffer.BufferAddress, v.Buffer.Size, v.Buffer.Protocol
-		case contract.NoFDescriptor:
-			r.Kind, r.Segment, r.Offset, r.Length, r.Protocol = ReplicaNoF, v.Buffer.TransportEndpoint, v.Buffer.BufferAddress, v.Buffer.Size, v.Buffer.Protocol
-		case contract.DiskDescriptor:
+		r := &o.Replicas[i]
+		r.ID, r.Status = rd.ID, st
+		switch rd.Index {
+		case 0:
+			r.Kind, r.Segment, r.Offset, r.Length, r.Protocol = ReplicaMemory, rd.Buffer.TransportEndpoint, rd.Buffer.BufferAddress, rd.Buffer.Size, rd.Buffer.Protocol
+		case 1:
+			r.Kind, r.Segment, r.Offset, r.Length, r.Protocol = ReplicaNoF, rd.Buffer.TransportEndpoint, rd.Buffer.BufferAddress, rd.Buffer.Size, rd.Buffer.Protocol
+		case 2:
+			v := &rd.Disk
 			r.Kind, r.FilePath, r.Length = ReplicaDisk, v.FilePath, v.ObjectSize
-		case contract.LocalDiskDescriptor:
+		case 3:
+			v := &rd.LocalDisk
 			r.Kind, r.ClientID, r.Length, r.Segment = ReplicaLocalDisk, UUID{First: v.ClientID.First, Second: v.ClientID.Second}, v.ObjectSize, v.TransportEndpoint
-		case contract.DistributedFSDescriptor:
+		case 4:
+			v := &rd.DistributedFS
 			r.Kind, r.FilePath, r.Offset, r.Length, r.AlignedSize, r.ShardIdx = ReplicaDFS, v.FilePath, v.Offset, v.ObjectSize, v.AlignedSize, v.ShardIdx
 		default:
-			return Object{}, fmt.Errorf("%w: replica %d has no descriptor", ErrMalformed, i)
+			return nil, fmt.Errorf("%w: replica %d has no descriptor", ErrMalformed, i)
 		}
-		o.Replicas[i] = r
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// newObject returns a zero object with n zero replicas; for the one or two
+// replicas most objects have, the object and its replica list are one
+// allocation (the list's capacity is n: an append copies it out).
+func newObject(n int) *Object {
+	switch n {
+	case 0:
+		return new(Object)
+	case 1:
+		h := new(struct {
+			o Object
+			r [1]Replica
+		})
+		h.o.Replicas = h.r[:]
+		return &h.o
+	case 2:
+		h := new(struct {
+			o Object
+			r [2]Replica
+		})
+		h.o.Replicas = h.r[:]
+		return &h.o
+	}
+	return &Object{Replicas: make([]Replica, n)}
+}
+
+// payloadDecoder is what decoding PUT_END payloads one after another
+// shares: the decoded fields, and (when strs is set) the interned strings.
+type payloadDecoder struct {
+	fields contract.MetadataFields
+	strs   *contract.Strings
+}
+
+// object decodes and validates a PUT_END payload. A payload that is not a
+// MetadataPayload is decodeErr; one that is but this model cannot hold is
+// the model's error.
+func (d *payloadDecoder) object(payload []byte) (o *Object, decodeErr, err error) {
+	if err := contract.DecodeMetadataFields(payload, &d.fields, d.strs); err != nil {
+		err = fmt.Errorf("%w: PUT_END payload: %w", ErrMalformed, err)
+		return nil, err, err
+	}
+	o, err = objectFromFields(&d.fields)
+	return o, nil, err
 }
 
 func segmentOp(s *Segment) contract.SegmentMountOp {
@@ -121,18 +172,12 @@ func segmentFromOp(op contract.SegmentMountOp) Segment {
 // variant, any MetadataPayload writer). It does not apply the primary's
 // admission rules (see Tx.Stage).
 func DecodeObject(payload []byte) (Object, error) {
-	p, err := contract.DecodeMetadataPayload(payload)
-	if err != nil {
-		return Object{}, fmt.Errorf("%w: PUT_END payload: %w", ErrMalformed, err)
-	}
-	o, err := objectFromPayload(p)
+	var d payloadDecoder
+	o, _, err := d.object(payload)
 	if err != nil {
 		return Object{}, err
 	}
-	if err := o.validate(); err != nil {
-		return Object{}, err
-	}
-	return o, nil
+	return *o, nil
 }
 
 // DecodeSegment decodes and validates a SEGMENT_MOUNT (op 5) or
@@ -170,10 +215,4 @@ func DecodeUnmount(payload []byte) (string, error) {
 		return "", fmt.Errorf("%w: SEGMENT_UNMOUNT payload: %w", ErrMalformed, err)
 	}
 	return op.TransportEndpoint, nil
-}
-
-// decodeContractOnly reports whether the payload is a MetadataPayload at
-// all, whatever this model makes of it.
-func decodeContractOnly(payload []byte) (contract.MetadataPayload, error) {
-	return contract.DecodeMetadataPayload(payload)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tidwall/btree"
+
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
 type objectItem struct {
@@ -96,6 +98,11 @@ func (o *Object) clone() Object {
 // State is the live metadata of a master. See the package doc for concurrency.
 type State struct {
 	*tables
+	// Apply's: the entries' changes, the payload decoder (its strings
+	// interned), the object tree's path hint
+	changes []change
+	dec     payloadDecoder
+	hint    btree.PathHint
 }
 
 // New returns the empty state at the zero cursor.
@@ -121,17 +128,37 @@ func (s *State) Capture() *Capture { return &Capture{tables: s.fork()} }
 // upstream's applier semantics (apply.go), without the primary's admission
 // checks. Every entry applies and the cursor moves to (b.ID, b.LastSeq), or
 // nothing changes and an *ApplyError says why.
+//
+// Every entry is checked and decoded before the first is applied (no check
+// depends on the state), so the batch applies in place, without the fork a
+// Tx makes: forking per batch made every batch copy the tree paths it
+// touched. Captures and open Txs still see nothing of it (the trees are
+// copy-on-write towards every fork), and an open Tx's Commit still fails,
+// as after any change, because the state gets a new table header.
 func (s *State) Apply(b Batch) error {
 	if err := s.checkContinues(b); err != nil {
 		return err
 	}
-	tx := s.Begin()
+	if s.dec.strs == nil {
+		s.dec.strs = new(contract.Strings)
+	}
+	changes := s.changes[:0]
 	for i, e := range b.Entries {
-		if err := tx.replay(e); err != nil {
+		c, err := prepare(e, &s.dec)
+		if err != nil {
+			clear(changes)
 			return &ApplyError{BatchID: b.ID, Index: i, Seq: b.FirstSeq + uint64(i), Op: e.Op, Tenant: e.Tenant, Key: e.Key, Err: err}
 		}
+		changes = append(changes, c)
 	}
-	return s.Commit(tx, b)
+	t := &tables{objects: s.objects, segments: s.segments, cursor: b.Cursor()}
+	for i := range changes {
+		t.change(&changes[i], &s.hint)
+	}
+	clear(changes) // keep no object alive past its removal
+	s.changes = changes[:0]
+	s.tables = t
+	return nil
 }
 
 func (s *State) checkContinues(b Batch) error {
@@ -168,16 +195,6 @@ func (tx *Tx) Stage(e Entry) error {
 	if err := tx.t.admit(e); err != nil {
 		return err
 	}
-	if err := tx.t.apply(e); err != nil {
-		return err
-	}
-	tx.staged++
-	return nil
-}
-
-// replay applies one entry as a standby does: upstream's applier
-// semantics, no admission checks (apply.go).
-func (tx *Tx) replay(e Entry) error {
 	if err := tx.t.apply(e); err != nil {
 		return err
 	}

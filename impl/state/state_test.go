@@ -282,6 +282,29 @@ func TestTxCommitAndDrop(t *testing.T) {
 	require.ErrorIs(t, s.Commit(stale, bb.nextAt(s, Remove("t", "b"))), ErrDiscontinuous)
 }
 
+// Apply changes the state in place (no fork per batch): a Capture and an
+// open Tx taken before see nothing of it, and the Tx cannot commit.
+func TestApplyInPlaceLeavesForksAlone(t *testing.T) {
+	s := New()
+	var bb batcher
+	require.NoError(t, s.Apply(bb.next(MountSegment(memSeg("s1")), PutEnd("t", "a", obj("s1", 1)))))
+	c := s.Capture()
+	want := c.Digest()
+	tx := s.Begin()
+	require.NoError(t, tx.Stage(PutEnd("t", "b", obj("s1", 2))))
+	for i := range 600 { // enough to split nodes the forks share
+		require.NoError(t, s.Apply(bb.nextAt(s, PutEnd("t", fmt.Sprintf("k%04d", i), obj("s1", uint64(10+i))), Remove("t", "a"))))
+	}
+	require.Equal(t, want, c.Digest(), "capture changed under later applies")
+	n, _ := s.Len()
+	require.Equal(t, 600, n)
+	_, ok := tx.Reader().Object("t", "a")
+	require.True(t, ok, "the Tx lost an object the state removed")
+	n, _ = tx.Reader().Len()
+	require.Equal(t, 2, n)
+	require.ErrorIs(t, s.Commit(tx, bb.nextAt(s, PutEnd("t", "b", obj("s1", 2)))), ErrDiscontinuous)
+}
+
 func (b *batcher) nextAt(s *State, entries ...Entry) Batch {
 	b.id, b.seq = s.Cursor().BatchID, s.Cursor().Seq
 	return b.next(entries...)
