@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"io"
+	"time"
 
 	"github.com/oplogha/oplogha/impl/connect"
 )
@@ -23,4 +25,20 @@ func targetFlags(fs *flag.FlagSet, t *connect.Target) {
 	fs.StringVar(&t.S3Prefix, "s3-prefix", "", "key prefix dedicated to snapshots (the master's s3_prefix)")
 	fs.StringVar(&t.S3Region, "s3-region", "us-east-1", "S3 region")
 	fs.StringVar(&t.LocalStoreDir, "local-store-dir", "", "directory used as the snapshot store (the master's local_store_dir), instead of S3")
+}
+
+// parseCommand parses a command's flags as parseFlags does, then refuses
+// positional arguments and a --timeout that is not positive (usage errors).
+func parseCommand(fs *flag.FlagSet, args []string, stdout io.Writer, timeout *time.Duration) error {
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	if *timeout <= 0 {
+		return usagef("--timeout %v: want > 0", *timeout)
+	}
+	return nil
 }

@@ -44,21 +44,15 @@ func runReset(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return usagef("unknown subcommand %q: want check, delete or new-namespace", sub)
 	}
-	pos, err := parseFlags(fs, args[1:], stdout)
-	if err != nil {
+	if err := parseCommand(fs, args[1:], stdout, &timeout); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
-	}
-	if timeout <= 0 {
-		return usagef("--timeout %v: want > 0", timeout)
 	}
 	if err := o.Validate(); err != nil {
 		return usageError{err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var err error
 	switch sub {
 	case "check":
 		err = reset.Check(ctx, o, stdout, stderr)

@@ -32,15 +32,8 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	targetFlags(fs, &t)
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.DurationVar(&timeout, "timeout", timeout, "bound of the whole command")
-	pos, err := parseFlags(fs, args, stdout)
-	if err != nil {
+	if err := parseCommand(fs, args, stdout, &timeout); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected arguments %q", pos)
-	}
-	if timeout <= 0 {
-		return usagef("--timeout %v: want > 0", timeout)
 	}
 	if err := t.ValidateConnect(); err != nil {
 		return usageError{err}
