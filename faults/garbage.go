@@ -18,22 +18,6 @@ import (
 	"github.com/oplogha/oplogha/impl/contract"
 )
 
-// KeyEnv is an Env that also reaches what EtcdGet and EtcdPut cannot: it
-// deletes a key of the namespace and finds the key under a prefix with the
-// lowest create revision (the election's leader). The garbage kind needs it
-// for the leader target and to heal garbage left in keys that only a lease
-// removes (snapshot/writer, leader); without it those are unavailable.
-type KeyEnv interface {
-	Env
-	EtcdDelete(ctx context.Context, key string) (revision int64, err error)
-	// EtcdOldest is the key under prefix with the lowest create revision,
-	// and its value (an empty key when there is none).
-	EtcdOldest(ctx context.Context, prefix string) (key string, value []byte, err error)
-	// EtcdDeleteAll deletes keys and every key under prefixes in one
-	// transaction: its revision and how many keys went.
-	EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (revision, deleted int64, err error)
-}
-
 // Garbage forms: how a record is replaced by bytes that are not a valid record.
 const (
 	// FormRandom: bytes drawn from the run's seed (an object keeps its

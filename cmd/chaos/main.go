@@ -40,7 +40,7 @@ func commands() []command {
 		{"plan", "plan FILE|DIR… --shards N [--tier T] [--seeds S] [--swarm-runs R] [--swarm-seed X]   which shard runs what (chaos run/swarm/mutants --shard K/N)", cmdPlan},
 		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
 		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the same audits still fail", cmdShrink},
-		{"list", "list [DIR]                                               scenarios with tier and coverage", cmdList},
+		{"list", "list [DIR] [--coverage] [--faults]                       scenarios with tier and coverage; --faults the fault kinds", cmdList},
 		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps", cmdReplay},
 		{"audit", "audit BUNDLE…                                            re-run the audits offline", cmdAudit},
 		{"gate", "gate BUNDLE…                                             fail unless every audit of every bundle passed", cmdGate},

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/browser"
 	"github.com/oplogha/oplogha/harness/bundle"
@@ -315,9 +316,15 @@ func cmdList(ctx context.Context, args []string) error {
 	coverage := fs.Bool("coverage", false, "map every RFC failure row and crash window to the scenarios that cover it")
 	strict := fs.Bool("strict", false, "with --coverage: exit non-zero if any row is uncovered")
 	bundles := fs.String("bundles", "", "with --coverage: also show, per invariant, the scenarios whose bundles (*.tar.gz under this directory) exercised it, and how often")
+	kinds := fs.Bool("faults", false, "list the fault kinds a step can name (the registry), with what each does")
+	markdown := fs.Bool("markdown", false, "with --faults: print the table of docs/faults.md")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *kinds {
+		printKinds(*markdown)
+		return nil
 	}
 	dir := "scenarios"
 	if len(pos) > 0 {
@@ -379,4 +386,25 @@ func printCoverage(scs []*scenario.Scenario, strict bool, loadErr error) error {
 		return errFailed
 	}
 	return nil
+}
+
+// printKinds lists the registered fault kinds.
+func printKinds(markdown bool) {
+	if markdown {
+		fmt.Print(faults.Markdown())
+		return
+	}
+	for _, k := range faults.Kinds() {
+		var tags []string
+		if k.Heals {
+			tags = append(tags, "heals")
+		}
+		if k.Damages {
+			tags = append(tags, "damages records")
+		}
+		if k.NotDrawn != "" {
+			tags = append(tags, "not in the swarm")
+		}
+		fmt.Printf("%-17s %-9s %s\n%-17s %-9s   %s\n", k.Name, k.Family, strings.Join(tags, ", "), "", "", k.Doc)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/history"
 )
 
@@ -157,14 +158,10 @@ func AcknowledgedMutations(ops []history.Op) int {
 	return n
 }
 
-// damagingFaults are the fault kinds that write invalid records or
-// objects on purpose: after one, the verifier is expected to find them.
-var damagingFaults = map[string]bool{"corrupt-pointer": true, "corrupt-snapshot": true, "corrupt-batch": true, "garbage": true, "lose-history": true}
-
 // OperatorVerify holds the namespace the run left to the operator's
 // verifier: a run whose faults only stopped, froze, cut off or restarted
 // parts must leave a namespace with no violation. A run that damaged
-// records on purpose is not judged (its findings stay in the bundle).
+// records on purpose (a kind the fault registry marks Damages) is not judged (its findings stay in the bundle).
 func OperatorVerify(in *Input) Result {
 	if in.Verify == nil {
 		return Result{Pass: true, Summary: "not applicable: the bundle has no verifier report"}
@@ -173,7 +170,7 @@ func OperatorVerify(in *Input) Result {
 	summary := fmt.Sprintf("%d keys, %d batch records at revision %d: %d violations", v.Keys, v.Batches, v.Revision, len(v.Violations))
 	var damaged []string
 	for _, e := range in.Events {
-		if e.Kind == "fault" && e.OK && damagingFaults[e.Name] && !slices.Contains(damaged, e.Name) {
+		if e.Kind == "fault" && e.OK && faults.Damaging(e.Name) && !slices.Contains(damaged, e.Name) {
 			damaged = append(damaged, e.Name)
 		}
 	}

@@ -9,6 +9,7 @@ package swarm
 import (
 	"fmt"
 	"math/rand/v2"
+	"path"
 	"time"
 
 	"github.com/oplogha/oplogha/faults"
@@ -17,14 +18,11 @@ import (
 	"github.com/oplogha/oplogha/harness/traffic"
 )
 
-// shape is what the fault menu needs to know about the drawn cluster.
-type shape struct {
-	etcd, masters int
-	snapshots     bool // standbys publish
-	retention     bool // GC and pruning on
-}
+// shape is what the fault menu needs to know about the drawn cluster: the
+// fault registry's Shape.
+type shape = faults.Shape
 
-// move is one fault of the menu: its steps, fault first and heal (if any)
+// move is one entry of the menu: its steps, fault first and heal (if any)
 // after the waits that let it act.
 type move struct {
 	name  string
@@ -33,9 +31,8 @@ type move struct {
 }
 
 func always(shape) bool           { return true }
-func threeEtcd(sh shape) bool     { return sh.etcd >= 3 }
-func withSnapshots(sh shape) bool { return sh.snapshots }
-func withRetention(sh shape) bool { return sh.retention }
+func withSnapshots(sh shape) bool { return sh.Snapshots }
+func withRetention(sh shape) bool { return sh.Retention }
 
 func sleep(r *rand.Rand, lo, hi int) scenario.Step {
 	ms := lo + r.IntN(hi-lo+1)
@@ -52,20 +49,10 @@ func waitPrimary(excluding string) scenario.Step {
 	return scenario.Step{Wait: &scenario.Wait{For: "primary", Excluding: excluding, Timeout: 60 * time.Second}}
 }
 
-// menu is every move the swarm may draw.
-var menu = []move{
-	{"kill-primary", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "kill", Target: "primary"}), waitPrimary(as), sleep(r, 500, 3000), heal(as)}
-	}},
-	{"kill-standby", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "kill", Target: "standby"}), sleep(r, 500, 4000), heal(as)}
-	}},
-	{"pause-standby", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "pause", Target: "standby"}), sleep(r, 500, 4000), heal(as)}
-	}},
-	{"restart-master", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "restart", Target: "master"}), sleep(r, 200, 2000)}
-	}},
+// windows are the moves aimed at one crash window each: a failpoint armed
+// by name where it is reached, alone or with the fault that makes the
+// window matter.
+var windows = []move{
 	{"crash-after-append", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "primary", Name: "primaryAfterAppend", Term: "1*panic"}), waitPrimary(as), heal(as)}
 	}},
@@ -77,23 +64,6 @@ var menu = []move{
 		term := fmt.Sprintf("sleep(%d)", 50+r.IntN(400))
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "standbyBeforeApply", Term: term}), sleep(r, 1000, 4000), heal(as)}
 	}},
-	{"partition-primary-from-etcd", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "link-down", Target: "primary", Link: "{target}.etcd-*"}), waitPrimary(as), sleep(r, 500, 3000), heal(as)}
-	}},
-	{"etcd-latency", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		lat := 20 + r.IntN(180)
-		return []scenario.Step{fault(as, faults.Spec{Kind: "toxic", Link: "master-*.etcd-*", Toxic: "latency", Attrs: map[string]any{"latency": lat, "jitter": lat / 4}}), sleep(r, 1000, 4000), heal(as)}
-	}},
-	{"kill-etcd-follower", threeEtcd, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "kill", Target: "etcd-follower"}), sleep(r, 1000, 4000), heal(as)}
-	}},
-	{"kill-etcd-leader", threeEtcd, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "kill", Target: "etcd-leader"}), sleep(r, 1000, 4000), heal(as)}
-	}},
-	{"etcd-peer-partition", threeEtcd, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		n := r.IntN(3)
-		return []scenario.Step{fault(as, faults.Spec{Kind: "link-down", Link: fmt.Sprintf("etcd-%d.peer", n)}), sleep(r, 1000, 4000), heal(as)}
-	}},
 	{"crash-before-cas", withSnapshots, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "snapshotBeforeCAS", Term: "1*panic"}), sleep(r, 1000, 4000), heal(as)}
 	}},
@@ -101,25 +71,46 @@ var menu = []move{
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "snapshotAfterCopy", Term: "1*sleep(2500)"}), sleep(r, 200, 1500),
 			fault(as+"-primary", faults.Spec{Kind: "kill", Target: "primary"}), waitPrimary(as + "-primary"), heal(as + "-primary"), heal(as)}
 	}},
-	{"s3-outage", withSnapshots, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "link-down", Link: "master-*.s3"}), sleep(r, 1000, 5000), heal(as)}
-	}},
-	{"s3-latency", withSnapshots, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		lat := 50 + r.IntN(300)
-		return []scenario.Step{fault(as, faults.Spec{Kind: "toxic", Link: "master-*.s3", Toxic: "latency", Attrs: map[string]any{"latency": lat}}), sleep(r, 1000, 5000), heal(as)}
-	}},
-	{"corrupt-latest", withSnapshots, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "corrupt-pointer", Target: "latest"}), sleep(r, 500, 3000)}
-	}},
-	{"revoke-writer-lease", withSnapshots, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "revoke-lease"}), sleep(r, 500, 2000)}
-	}},
 	{"crash-after-gc", withRetention, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterGC", Term: "1*panic"}), sleep(r, 1000, 4000), heal(as)}
 	}},
 	{"crash-after-floor", withRetention, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterFloor", Term: "1*panic"}), sleep(r, 1000, 4000), heal(as)}
 	}},
+}
+
+// menu is every move the swarm may draw: one per fault kind the registry
+// draws (a kind joins by being registered), and the window moves.
+var menu = append(kindMoves(), windows...)
+
+// kindMoves is a move per registered kind with a draw: the drawn spec,
+// then, for a kind that takes its target out of service, a wait for a
+// primary elsewhere when it hit the primary, and the heal after a while.
+func kindMoves() []move {
+	var out []move
+	for _, k := range faults.Kinds() {
+		if k.NotDrawn != "" {
+			continue
+		}
+		out = append(out, move{
+			name: k.Name,
+			ok:   func(sh shape) bool { return k.Available(sh) == nil },
+			steps: func(r *rand.Rand, sh shape, as string) []scenario.Step {
+				spec, _ := k.Draw(r, sh)
+				steps := []scenario.Step{fault(as, spec)}
+				if k.Outage && spec.Target == "primary" {
+					steps = append(steps, waitPrimary(as))
+				}
+				if k.Heals {
+					steps = append(steps, sleep(r, 500, 4000), heal(as))
+				} else {
+					steps = append(steps, sleep(r, 200, 2000))
+				}
+				return steps
+			},
+		})
+	}
+	return out
 }
 
 // Moves names the whole menu, for listings.
@@ -135,24 +126,35 @@ func Moves() []string {
 // always draws the same scenario.
 func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)+0x5a3a))
-	sh := shape{etcd: []int{1, 3, 3}[r.IntN(3)], masters: 2 + r.IntN(2)}
-	sh.snapshots = r.IntN(4) != 0
-	sh.retention = sh.snapshots && r.IntN(2) == 0
+	sh := shape{Etcd: []int{1, 3, 3}[r.IntN(3)], Masters: 2 + r.IntN(2)}
+	sh.Snapshots = r.IntN(4) != 0
+	sh.Retention = sh.Snapshots && r.IntN(2) == 0
 	cfg := map[string]any{
 		"oplog_poll_interval_ms": []int{10, 20, 50}[r.IntN(3)],
 		"leader_lease_seconds":   2 + r.IntN(2),
 	}
 	s3 := ""
-	if sh.snapshots {
+	if sh.Snapshots {
 		s3 = []string{"versitygw", "versitygw", "gofakes3"}[r.IntN(3)]
 		cfg["enable_standby_snapshot"] = true
 		cfg["snapshot_interval_seconds"] = 1 + r.IntN(2)
 		cfg["snapshot_min_advance_batches"] = 1 + r.IntN(5)
-		if sh.retention {
+		if sh.Retention {
 			cfg["enable_snapshot_gc"] = true
 			cfg["enable_oplog_pruning"] = true
 			cfg["snapshot_gc_grace_multiplier"] = 1 + float64(r.IntN(3))/2
 		}
+	}
+	// The store's files are reachable behind versitygw only. Mount rights
+	// depend on the machine, and a draw must not: workdir-full stays with
+	// its pr scenario.
+	sh.StoreFiles = s3 == "versitygw"
+	// Some clusters start from an upstream legacy snapshot (an explicit
+	// import by every master): the faults then act on an imported history.
+	var legacy *scenario.LegacyImport
+	if sh.Snapshots && r.IntN(5) == 0 {
+		fixture := []string{"small", "zero-cursor", "empty"}[r.IntN(3)]
+		legacy = &scenario.LegacyImport{Root: "fixtures/legacy/" + fixture, ClusterID: "mooncake_cluster"}
 	}
 	// The menu subset this run may draw from (swarm: each move is in or out).
 	var allowed []move
@@ -166,7 +168,7 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	}
 	var steps []scenario.Step
 	steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "ops", Ops: 100 + r.IntN(200), Timeout: 60 * time.Second}})
-	if sh.snapshots {
+	if sh.Snapshots {
 		steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "snapshots", Count: 1, Timeout: 60 * time.Second}})
 	}
 	var drawn []string
@@ -178,8 +180,11 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 		steps = append(steps, waitPrimary(""), scenario.Step{Wait: &scenario.Wait{For: "ops", Ops: 50, Timeout: 60 * time.Second}})
 	}
 	sources := []string{"empty", "oplog"}
-	if sh.snapshots {
+	if sh.Snapshots {
 		sources = append(sources, "latest", "fallback")
+	}
+	if legacy != nil {
+		drawn = append(drawn, "legacy-import-"+path.Base(legacy.Root))
 	}
 	if r.IntN(3) == 0 {
 		steps = append(steps,
@@ -192,11 +197,11 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "caught-up", Timeout: 60 * time.Second}})
 	sc := &scenario.Scenario{
 		Name:        fmt.Sprintf("swarm-%d-%03d", seed, i),
-		Description: fmt.Sprintf("drawn by chaos swarm --seed %d (run %d): etcd %d, masters %d, snapshots %v, retention %v; moves %v", seed, i, sh.etcd, sh.masters, sh.snapshots, sh.retention, drawn),
+		Description: fmt.Sprintf("drawn by chaos swarm --seed %d (run %d): etcd %d, masters %d, snapshots %v, retention %v; moves %v", seed, i, sh.Etcd, sh.Masters, sh.Snapshots, sh.Retention, drawn),
 		Tier:        "swarm",
 		Seed:        int64(r.Uint32()) + 1,
 		Timeout:     6 * time.Minute,
-		Cluster:     scenario.Cluster{Etcd: sh.etcd, Masters: sh.masters, Config: cfg, S3: s3},
+		Cluster:     scenario.Cluster{Etcd: sh.Etcd, Masters: sh.Masters, Config: cfg, S3: s3, LegacyImport: legacy},
 		Traffic:     traffic.Config{Clients: 2 + r.IntN(5), Rate: float64(100 + 50*r.IntN(7)), MaxOps: 30000, Duration: 4 * time.Minute},
 		Steps:       steps,
 		Expect:      audit.Expect{RecoverySource: sources, MinOKOps: 100, MinPromotions: 1},

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/faults"
 )
 
 // The same (seed, run) draws the same scenario, byte for byte; other runs
@@ -22,7 +24,7 @@ func TestDrawIsDeterministicAndCoversTheMenu(t *testing.T) {
 	yc, _ := c.Marshal()
 	require.NotEqual(t, string(ya), string(yc))
 
-	seen := map[string]int{}
+	seen, legacy := map[string]int{}, map[string]int{}
 	shapes := map[[2]int]bool{}
 	for i := 0; i < 300; i++ {
 		sc, err := Draw(1, i)
@@ -30,14 +32,40 @@ func TestDrawIsDeterministicAndCoversTheMenu(t *testing.T) {
 		require.Equal(t, "swarm", sc.Tier)
 		require.NotEmpty(t, sc.Steps)
 		shapes[[2]int{sc.Cluster.Etcd, sc.Cluster.Masters}] = true
+		if li := sc.Cluster.LegacyImport; li != nil {
+			legacy[strings.TrimPrefix(li.Root, "fixtures/legacy/")]++
+		}
 		for _, m := range Moves() {
 			if strings.Contains(sc.Description, m+" ") || strings.Contains(sc.Description, m+"]") {
 				seen[m]++
 			}
 		}
 	}
+	// The widest cluster the swarm draws: a kind unavailable even there
+	// needs what a swarm run never has (docker's addresses, mount rights).
+	widest := faults.Shape{Etcd: 3, Masters: 3, Snapshots: true, Retention: true, StoreFiles: true}
 	for _, m := range Moves() {
+		if k, ok := faults.Lookup(m); ok && k.Available(widest) != nil {
+			require.Zero(t, seen[m], "move %s drawn where it cannot apply", m)
+			continue
+		}
 		require.Positive(t, seen[m], "move %s never drawn in 300 runs", m)
 	}
+	for _, f := range []string{"small", "zero-cursor", "empty"} {
+		require.Positive(t, legacy[f], "no run in 300 imports legacy fixture %s", f)
+	}
 	require.Len(t, shapes, 4, "1 or 3 etcd members × 2 or 3 masters")
+}
+
+// The menu holds a move for every fault kind the registry draws, by the
+// kind's name: a kind joins the swarm by being registered.
+func TestMenuHasEveryKindTheRegistryDraws(t *testing.T) {
+	moves := Moves()
+	for _, k := range faults.Kinds() {
+		if k.NotDrawn != "" {
+			require.NotContains(t, moves, k.Name)
+			continue
+		}
+		require.Contains(t, moves, k.Name)
+	}
 }
