@@ -16,8 +16,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
+	"github.com/oplogha/oplogha/etcdclient"
 	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
@@ -193,14 +193,14 @@ func (c *Cluster) Client(endpoints []string) (*clientv3.Client, error) {
 	if endpoints == nil {
 		endpoints = c.DirectEndpoints()
 	}
-	cfg := clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
+	o := etcdclient.Options{Endpoints: endpoints}
 	if sec := c.opts.Security; sec != nil {
-		cfg.TLS = sec.ClientTLS.Clone()
+		o.TLS = sec.ClientTLS.Clone()
 		if c.authOn {
-			cfg.Username, cfg.Password = RootUser, sec.RootPassword
+			o.Username, o.Password = RootUser, sec.RootPassword
 		}
 	}
-	return clientv3.New(cfg)
+	return clientv3.New(o.Config())
 }
 
 // RootUser is etcd's administrative user, the harness's identity once

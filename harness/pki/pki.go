@@ -14,7 +14,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -148,34 +147,6 @@ func (a *Authority) ClientTLS(p Pair) (*tls.Config, error) {
 		c, err := tls.LoadX509KeyPair(p.Cert, p.Key)
 		if err != nil {
 			return nil, fmt.Errorf("pki: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{c}
-	}
-	return cfg, nil
-}
-
-// LoadClientTLS builds a client configuration from files: caFile to trust
-// (empty: the system pool), certFile/keyFile to present (both or neither).
-func LoadClientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		data, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", caFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if (certFile == "") != (keyFile == "") {
-		return nil, errors.New("a client certificate needs both its cert and key file")
-	}
-	if certFile != "" {
-		c, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("client certificate: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{c}
 	}

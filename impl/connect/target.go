@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/url"
 	"os"
@@ -18,8 +17,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
+	"github.com/oplogha/oplogha/etcdclient"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
@@ -124,7 +123,7 @@ func (o Target) etcdTLS(eps []string) (*tls.Config, error) {
 	if (o.EtcdCert == "") != (o.EtcdKey == "") {
 		return nil, Errorf("--etcd-cert and --etcd-key go together")
 	}
-	cfg, err := loadClientTLS(o.EtcdCACert, o.EtcdCert, o.EtcdKey)
+	cfg, err := etcdclient.LoadTLS(o.EtcdCACert, o.EtcdCert, o.EtcdKey)
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-cacert/--etcd-cert/--etcd-key: %w", err)
 	}
@@ -156,13 +155,9 @@ func (o Target) etcdPassword() (string, error) {
 	if o.EtcdPasswordFile == "" {
 		return "", nil
 	}
-	data, err := os.ReadFile(o.EtcdPasswordFile)
+	pw, err := etcdclient.ReadPassword(o.EtcdPasswordFile)
 	if err != nil {
 		return "", fmt.Errorf("--etcd-password-file: %w", err)
-	}
-	pw := strings.TrimRight(string(data), "\r\n")
-	if pw == "" {
-		return "", fmt.Errorf("--etcd-password-file %s is empty", o.EtcdPasswordFile)
 	}
 	return pw, nil
 }
@@ -181,12 +176,8 @@ func (o Target) EtcdClient(ctx context.Context) (*clientv3.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, TLS: tc,
-		Username: o.EtcdUser, Password: pw, Logger: zap.NewNop(), Context: ctx})
-	if err != nil {
-		return nil, fmt.Errorf("etcd %s: %w", strings.Join(eps, ","), err)
-	}
-	return cli, nil
+	return etcdclient.New(etcdclient.Options{Endpoints: eps, DialTimeout: 10 * time.Second, TLS: tc,
+		Username: o.EtcdUser, Password: pw, Context: ctx})
 }
 
 // ObjectRoot is {s3_prefix}/{cluster_id}/, the master's storePrefix plus
@@ -209,31 +200,6 @@ func (o Target) ValidateStore() error {
 		return Errorf("--s3-endpoint %q: want http(s)://host:port", o.S3Endpoint)
 	}
 	return nil
-}
-
-// loadClientTLS trusts caFile (empty: the system pool) and presents
-// certFile/keyFile when given (both or neither).
-func loadClientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		data, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", caFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if certFile != "" {
-		c, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{c}
-	}
-	return cfg, nil
 }
 
 // Store opens the snapshot store the settings name, for reading; nil when

@@ -3,18 +3,17 @@ package master
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
+
+	"github.com/oplogha/oplogha/etcdclient"
 )
 
 // ErrEtcdRefused is returned by Run when etcd refuses this master's
@@ -22,57 +21,26 @@ import (
 // master that cannot be authorised never becomes a writer, and says why.
 var ErrEtcdRefused = errors.New("etcd refused this master")
 
-// etcdClientConfig is the client configuration of cfg: endpoints, TLS from
-// the CA, certificate and key files, user and password (from its file).
+// etcdClientConfig is the client configuration of cfg (etcdclient's, as
+// every client of the project): endpoints, TLS from the CA, certificate and
+// key files, user and password (from its file).
 func (c Config) etcdClientConfig() (clientv3.Config, error) {
-	cc := clientv3.Config{Endpoints: c.EtcdEndpoints, DialTimeout: c.dialTimeout(), Logger: zap.NewNop(),
-		// A member cut off by a partition drops packets and never resets
-		// the connection: without keepalive pings gRPC keeps it READY and
-		// a third of the requests, and every stream pinned to it, stall
-		// (the docker runtime's partition-etcd-leader found it). 5 s is
-		// etcd's default --grpc-keepalive-min-time: more often and the
-		// server answers too_many_pings.
-		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 2 * time.Second, PermitWithoutStream: true}
+	o := etcdclient.Options{Endpoints: c.EtcdEndpoints, DialTimeout: c.dialTimeout()}
 	if c.EtcdCAFile != "" || c.EtcdCertFile != "" || strings.HasPrefix(strings.Join(c.EtcdEndpoints, ","), "https://") {
-		tc, err := clientTLS(c.EtcdCAFile, c.EtcdCertFile, c.EtcdKeyFile)
+		tc, err := etcdclient.LoadTLS(c.EtcdCAFile, c.EtcdCertFile, c.EtcdKeyFile)
 		if err != nil {
-			return cc, fmt.Errorf("etcd TLS: %w", err)
+			return o.Config(), fmt.Errorf("etcd TLS: %w", err)
 		}
-		cc.TLS = tc
+		o.TLS = tc
 	}
 	if c.EtcdUsername != "" {
-		pw, err := os.ReadFile(c.EtcdPasswordFile)
+		pw, err := etcdclient.ReadPassword(c.EtcdPasswordFile)
 		if err != nil {
-			return cc, fmt.Errorf("etcd_password_file: %w", err)
+			return o.Config(), fmt.Errorf("etcd_password_file: %w", err)
 		}
-		cc.Username, cc.Password = c.EtcdUsername, strings.TrimRight(string(pw), "\r\n")
+		o.Username, o.Password = c.EtcdUsername, pw
 	}
-	return cc, nil
-}
-
-// clientTLS trusts caFile (empty: the system pool) and presents
-// certFile/keyFile when given.
-func clientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		data, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-		}
-		tc.RootCAs = pool
-	}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
+	return o.Config(), nil
 }
 
 // checkEtcdTLS completes a TLS handshake with each reachable member before

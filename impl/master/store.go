@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/oplogha/oplogha/etcdclient"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
@@ -98,7 +99,7 @@ func (c Config) s3Config(bucket string) (s3.Config, error) {
 	}
 	sc := s3.Config{Endpoint: c.S3Endpoint, Bucket: bucket, Region: c.S3Region, AccessKey: access, SecretKey: secret}
 	if c.S3CAFile != "" {
-		tc, err := clientTLS(c.S3CAFile, "", "")
+		tc, err := etcdclient.LoadTLS(c.S3CAFile, "", "")
 		if err != nil {
 			return s3.Config{}, fmt.Errorf("s3_ca_file: %w", err)
 		}

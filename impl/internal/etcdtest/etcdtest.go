@@ -11,6 +11,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/oplogha/oplogha/etcdclient"
 )
 
 // Server is a running embedded etcd with a client connected to it.
@@ -48,7 +50,7 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("embedded etcd not ready after 30s")
 	}
 	ep := "http://" + e.Clients[0].Addr().String()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cli, err := etcdclient.New(etcdclient.Options{Endpoints: []string{ep}})
 	if err != nil {
 		e.Close()
 		t.Fatalf("etcd client: %v", err)
