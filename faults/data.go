@@ -15,7 +15,7 @@ import (
 // what they leave (fail-closed, by design), which a swarm run — required to
 // serve to its end — cannot draw: their scenarios state what must happen.
 func init() {
-	register(&Kind{Name: "corrupt-pointer", Family: "data", Damages: true,
+	register(&Kind{Name: "corrupt-pointer", Family: "data", Damages: true, Publications: 2,
 		Doc: "write garbage into the latest, fallback or both pointer slots (target latest|fallback|both); no heal: a newer publication repairs",
 		check: func(s Spec) error {
 			if s.Target != "latest" && s.Target != "fallback" && s.Target != "both" {

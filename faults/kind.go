@@ -30,6 +30,11 @@ type Kind struct {
 	// Outage: until healed, the target node is out of service (stopped,
 	// frozen or cut off), so a primary it hits is replaced.
 	Outage bool
+	// Publications is how many new snapshot publications repair what a
+	// kind without a heal leaves in the pointers (a damaged latest rotates
+	// to fallback, then out): a run that must end with both pointers
+	// verifying waits for them.
+	Publications int
 	// NotDrawn says why the swarm never draws the kind (when draw is nil).
 	NotDrawn string
 

@@ -12,7 +12,7 @@ import (
 
 // The s3 family: the snapshot store's objects damaged behind the server.
 func init() {
-	register(&Kind{Name: "corrupt-snapshot", Family: "s3", Damages: true,
+	register(&Kind{Name: "corrupt-snapshot", Family: "s3", Damages: true, Publications: 2,
 		Doc: "flip one byte in the first chunk (or segments.bin) of the snapshot a pointer names, behind the S3 server (target latest|fallback); no heal",
 		check: func(s Spec) error {
 			if s.Target != "latest" && s.Target != "fallback" {

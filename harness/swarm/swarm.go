@@ -85,7 +85,8 @@ var menu = append(kindMoves(), windows...)
 
 // kindMoves is a move per registered kind with a draw: the drawn spec,
 // then, for a kind that takes its target out of service, a wait for a
-// primary elsewhere when it hit the primary, and the heal after a while.
+// primary elsewhere when it hit the primary, and the heal after a while
+// (or, for damage only publications repair, a wait for them).
 func kindMoves() []move {
 	var out []move
 	for _, k := range faults.Kinds() {
@@ -101,9 +102,14 @@ func kindMoves() []move {
 				if k.Outage && spec.Target == "primary" {
 					steps = append(steps, waitPrimary(as))
 				}
-				if k.Heals {
+				switch {
+				case k.Heals:
 					steps = append(steps, sleep(r, 500, 4000), heal(as))
-				} else {
+				case k.Publications > 0:
+					// The run ends judging both pointers: let publications
+					// carry the damage out of them.
+					steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "snapshots", Count: k.Publications, Timeout: 60 * time.Second}})
+				default:
 					steps = append(steps, sleep(r, 200, 2000))
 				}
 				return steps
