@@ -28,7 +28,8 @@ func init() {
 		draw:      func(*rand.Rand, Shape) Spec { return Spec{Kind: "corrupt-pointer", Target: "latest"} },
 	})
 	register(&Kind{Name: "corrupt-batch", Family: "data", Damages: true,
-		Doc: "overwrite a batch record (target first|last, or a batch id): with garbage, or with attrs.form checksum a record that parses but has one entry's key changed under its old checksum (only the checksum tells); no heal",
+		Doc: "overwrite a batch record (target first|last, or a batch id): with garbage, or with attrs.form checksum a record " +
+			"that parses but has one entry's key changed under its old checksum (only the checksum tells); no heal",
 		check: func(s Spec) error {
 			if s.Target != "first" && s.Target != "last" {
 				if _, err := strconv.ParseUint(s.Target, 10, 64); err != nil {
@@ -51,7 +52,11 @@ func init() {
 		NotDrawn: "a damaged batch record stops every master that must replay it (fail-closed): a swarm run cannot serve past it",
 	})
 	register(&Kind{Name: "garbage", Family: "data", Damages: true, Heals: true,
-		Doc: "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, snapshot/writer|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes a stray writer or leader key; pointers and objects have no heal (a publication repairs)",
+		Doc: "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, " +
+			"snapshot/writer|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's " +
+			"snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a " +
+			"valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes " +
+			"a stray writer or leader key; pointers and objects have no heal (a publication repairs)",
 		check: func(s Spec) error {
 			if _, err := ParseGarbageTarget(s.Target); err != nil {
 				return err
@@ -63,7 +68,8 @@ func init() {
 		NotDrawn: "garbage in the prefix, view or a batch stops the masters that read it (fail-closed) until healed, on a schedule only its own scenario can state",
 	})
 	register(&Kind{Name: "lose-history", Family: "data", Damages: true,
-		Doc:      "delete the durable prefix and every batch key in one transaction, leaving the producer view, floor, pointers and snapshots in place (a history lost, its residue kept); no heal",
+		Doc: "delete the durable prefix and every batch key in one transaction, leaving the producer view, floor, " +
+			"pointers and snapshots in place (a history lost, its residue kept); no heal",
 		inject:   loseHistory,
 		NotDrawn: "a lost history is never served again (every master refuses the residue): the run ends there",
 	})

@@ -11,13 +11,15 @@ import (
 // cluster under the masters.
 func init() {
 	register(&Kind{Name: "revoke-lease", Family: "etcd",
-		Doc:       "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder; with a target, for that master to hold it): the holder's next pointer CAS must fail; no heal",
+		Doc: "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder; with a target, for that " +
+			"master to hold it): the holder's next pointer CAS must fail; no heal",
 		available: needsSnapshots,
 		inject:    injectRevokeLease,
 		draw:      func(*rand.Rand, Shape) Spec { return Spec{Kind: "revoke-lease"} },
 	})
 	register(&Kind{Name: "compact-defrag", Family: "etcd",
-		Doc:    "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member in turn and disarm any alarm (the run keeps the history first); no heal",
+		Doc: "the operator's capacity routine: etcd MVCC compaction at the current revision, then defragment each member " +
+			"in turn and disarm any alarm (the run keeps the history first); no heal",
 		inject: injectCompactDefrag,
 		draw:   func(*rand.Rand, Shape) Spec { return Spec{Kind: "compact-defrag"} },
 	})

@@ -28,7 +28,8 @@ func init() {
 		draw:   drawLinkDown,
 	})
 	register(&Kind{Name: "disconnect", Family: "network", Heals: true, Outage: true,
-		Doc:   "docker runtime: cut a node's container off the run's network (a real partition: its own address unreachable from every node and the harness); heal reconnects it at the same address",
+		Doc: "docker runtime: cut a node's container off the run's network (a real partition: its own address unreachable " +
+			"from every node and the harness); heal reconnects it at the same address",
 		check: needsTarget,
 		available: func(sh Shape) error {
 			if !sh.Docker {

@@ -171,6 +171,7 @@ func ParseGarbageTarget(target string) (GarbageTarget, error) {
 	if slot, obj, ok := strings.Cut(target, "/"); ok && (slot == "latest" || slot == "fallback") && slices.Contains(GarbageObjects, obj) {
 		return GarbageTarget{Slot: slot, Object: obj}, nil
 	}
-	return GarbageTarget{}, fmt.Errorf("garbage: target %q: want an etcd key (%s, batches/first|last|suffix|<id>) or an object of a pointer's snapshot ({latest|fallback}/{%s})",
+	return GarbageTarget{}, fmt.Errorf("garbage: target %q: want an etcd key (%s, batches/first|last|suffix|<id>) or an "+
+		"object of a pointer's snapshot ({latest|fallback}/{%s})",
 		target, strings.Join(GarbageKeys, ", "), strings.Join(GarbageObjects, "|"))
 }

@@ -88,7 +88,8 @@ func prTierFigure(path string) (benchreport.Figure, error) {
 	}
 	budget := 15 * time.Minute
 	return benchreport.Figure{Group: "harness", Name: fmt.Sprintf("pr tier wall time (%s scenarios)", m[1]), Value: d.Seconds(), Unit: "s", LowerIsBetter: true,
-		Note: fmt.Sprintf("from the last make test in this checkout, %s; the baseline is the tier's budget", st.ModTime().UTC().Format(time.RFC3339)), At: st.ModTime().UTC()}.
+		Note: fmt.Sprintf("from the last make test in this checkout, %s; the baseline is the tier's budget",
+			st.ModTime().UTC().Format(time.RFC3339)), At: st.ModTime().UTC()}.
 		WithBaseline("15-minute budget", budget.Seconds()).
 		WithTarget("< 15 min", d < budget), nil
 }

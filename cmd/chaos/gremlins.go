@@ -72,7 +72,8 @@ func cmdGremlinsReport(ctx context.Context, args []string) error {
 	if all := sum.Killed + sum.Lived + sum.NotCovered; all > 0 {
 		cov = 100 * float64(sum.Killed+sum.Lived) / float64(all)
 	}
-	fmt.Fprintf(&b, "| **all** | %d | %d | %d | %d | %d | **%.1f %%** | **%.1f %%** | %s |\n", sum.Total+sum.NotCovered, sum.Killed, sum.Lived, sum.NotCovered, sum.NotViable,
+	fmt.Fprintf(&b, "| **all** | %d | %d | %d | %d | %d | **%.1f %%** | **%.1f %%** | %s |\n", sum.Total+sum.NotCovered, sum.Killed, sum.Lived,
+		sum.NotCovered, sum.NotViable,
 		eff, cov, (time.Duration(sum.ElapsedSecs) * time.Second).Round(time.Second))
 	fmt.Print(b.String())
 	if err := os.WriteFile(filepath.Join(*in, "results.md"), []byte(b.String()), 0o644); err != nil {

@@ -42,7 +42,8 @@ type junitFailure struct {
 func writeJUnit(path string, outcomes []*runner.Outcome, total time.Duration) error {
 	s := junitSuite{Name: "chaos", Tests: len(outcomes), Time: fmt.Sprintf("%.3f", total.Seconds())}
 	for _, o := range outcomes {
-		c := junitCase{Name: fmt.Sprintf("%s/seed=%d", o.Scenario, o.Seed), ClassName: "chaos." + o.Tier, Time: fmt.Sprintf("%.3f", o.Duration.Seconds()), SystemOut: "bundle: " + o.Archive}
+		c := junitCase{Name: fmt.Sprintf("%s/seed=%d", o.Scenario, o.Seed), ClassName: "chaos." + o.Tier,
+			Time: fmt.Sprintf("%.3f", o.Duration.Seconds()), SystemOut: "bundle: " + o.Archive}
 		if !o.Pass {
 			s.Failures++
 			var body strings.Builder

@@ -35,9 +35,12 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "run FILE|DIR… [--tier pr|nightly] [--seeds N] [--seed N] [--parallel N] [--junit FILE] [--out DIR] [--keep] [--screenshot]   run scenarios, one bundle each", cmdRun},
-		{"stress", "stress FILE|DIR… [--runs N] [--seed S] [--parallel N] [--table FILE]   each scenario N times on consecutive seeds: pass rate, failures grouped", cmdStress},
-		{"plan", "plan FILE|DIR… --shards N [--tier T] [--seeds S] [--swarm-runs R] [--swarm-seed X]   which shard runs what (chaos run/swarm/mutants --shard K/N)", cmdPlan},
+		{"run", "run FILE|DIR… [--tier pr|nightly] [--seeds N] [--seed N] [--parallel N] [--junit FILE] [--out DIR] [--keep] " +
+			"[--screenshot]   run scenarios, one bundle each", cmdRun},
+		{"stress", "stress FILE|DIR… [--runs N] [--seed S] [--parallel N] [--table FILE]   each scenario N times on " +
+			"consecutive seeds: pass rate, failures grouped", cmdStress},
+		{"plan", "plan FILE|DIR… --shards N [--tier T] [--seeds S] [--swarm-runs R] [--swarm-seed X]   which shard runs what " +
+			"(chaos run/swarm/mutants --shard K/N)", cmdPlan},
 		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
 		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the same audits still fail", cmdShrink},
 		{"list", "list [DIR] [--coverage] [--faults]                       scenarios with tier and coverage; --faults the fault kinds", cmdList},
@@ -47,7 +50,8 @@ func commands() []command {
 		{"report", "report BUNDLE [--screenshot]                             regenerate summary.md and report.html (and report.png, checked in Chromium)", cmdReport},
 		{"up", "up [--etcd N] [--masters N]                              a dev cluster until Ctrl-C", cmdUp},
 		{"bench-report", "bench-report [--in FILE] [--out DIR] [--elapsed D]       results.md and results.json from make bench's figures", cmdBenchReport},
-		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree and run what it names; fail unless a scenario kills every one", cmdMutants},
+		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree " +
+			"and run what it names; fail unless a scenario kills every one", cmdMutants},
 		{"gremlins-report", "gremlins-report [--in DIR] [--min-efficacy P]               one table from make gremlins' per-package results", cmdGremlinsReport},
 		{"tools", "tools [--path NAME]                                      build the pinned tool binaries; find Chromium", cmdTools},
 	}

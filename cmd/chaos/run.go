@@ -251,7 +251,8 @@ func cmdReplay(ctx context.Context, args []string) error {
 		anchors, firstPrimary = b.Anchors()
 	}
 	fmt.Printf("replaying %s seed %d from %s (%d faults anchored to the original's events)\n", b.Scenario.Name, b.Scenario.Seed, pos[0], len(anchors))
-	outs, runErr := runBatch(ctx, []*scenario.Scenario{b.Scenario}, batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0], anchors: anchors, strict: *strict, firstPrimary: firstPrimary})
+	outs, runErr := runBatch(ctx, []*scenario.Scenario{b.Scenario},
+		batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0], anchors: anchors, strict: *strict, firstPrimary: firstPrimary})
 	if len(outs) != 1 {
 		return runErr
 	}
@@ -315,7 +316,8 @@ func cmdList(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	coverage := fs.Bool("coverage", false, "map every RFC failure row and crash window to the scenarios that cover it")
 	strict := fs.Bool("strict", false, "with --coverage: exit non-zero if any row is uncovered")
-	bundles := fs.String("bundles", "", "with --coverage: also show, per invariant, the scenarios whose bundles (*.tar.gz under this directory) exercised it, and how often")
+	bundles := fs.String("bundles", "", "with --coverage: also show, per invariant, the scenarios whose bundles (*.tar.gz "+
+		"under this directory) exercised it, and how often")
 	kinds := fs.Bool("faults", false, "list the fault kinds a step can name (the registry), with what each does")
 	markdown := fs.Bool("markdown", false, "with --faults: print the table of docs/faults.md")
 	pos, err := parseInterleaved(fs, args)

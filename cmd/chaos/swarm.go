@@ -61,7 +61,8 @@ func cmdSwarm(ctx context.Context, args []string) error {
 	if *dry {
 		return nil
 	}
-	fmt.Printf("swarm seed %d: %d runs (shard %v of %d from %d), budget %v, %d at a time, bundles in %s\n", *seed, len(scs), shard, *runs, *first, *budget, *parallel, *out)
+	fmt.Printf("swarm seed %d: %d runs (shard %v of %d from %d), budget %v, %d at a time, bundles in %s\n", *seed, len(scs), shard, *runs,
+		*first, *budget, *parallel, *out)
 	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, budget: *budget, junit: *junit, swarmSeed: *seed})
 	return err
 }

@@ -44,7 +44,8 @@ func (b *Bundle) WriteSummary() error {
 	}
 	c := history.Counts(b.Input.Ops)
 	fmt.Fprintf(&s, "\n## Run\n\n- client ops: %d (ok %d, failed %d, unknown %d)\n", len(b.Input.Ops), c[history.OK], c[history.Failed], c[history.Unknown])
-	fmt.Fprintf(&s, "- etcd: revision %d, %d batch keys (%s … %s), %d events of history\n", b.Input.Final.Revision, b.Input.Final.BatchCount, b.Input.Final.FirstBatchKey, b.Input.Final.LastBatchKey, len(b.Input.Etcd))
+	fmt.Fprintf(&s, "- etcd: revision %d, %d batch keys (%s … %s), %d events of history\n", b.Input.Final.Revision, b.Input.Final.BatchCount,
+		b.Input.Final.FirstBatchKey, b.Input.Final.LastBatchKey, len(b.Input.Etcd))
 	ks, _ := contract.NewKeyspace(b.Input.ClusterID) // an invalid id hides no key
 	for _, k := range sortedKeys(b.Input.Final.Keys) {
 		if ks.ClusterID() != "" && strings.HasPrefix(k, ks.LeaderCandidates()) {
@@ -54,7 +55,8 @@ func (b *Bundle) WriteSummary() error {
 	}
 	s.WriteString("- nodes at the end:\n")
 	for _, n := range b.Input.Nodes {
-		fmt.Fprintf(&s, "  - %s: %s, running=%v, batch %d seq %d, bootstrap %s, digest %s\n", n.Name, n.Health.Role, n.Running, n.State.Cursor.BatchID, n.State.Cursor.Seq, n.Health.Bootstrap.Source, n.State.Digest)
+		fmt.Fprintf(&s, "  - %s: %s, running=%v, batch %d seq %d, bootstrap %s, digest %s\n", n.Name, n.Health.Role, n.Running,
+			n.State.Cursor.BatchID, n.State.Cursor.Seq, n.Health.Bootstrap.Source, n.State.Digest)
 	}
 	s.WriteString("\n## Steps\n\n| # | line | step | took | ok |\n|---|---|---|---|---|\n")
 	for _, st := range b.Meta.Steps {

@@ -60,7 +60,8 @@ func (b *Bundle) retentionSVG() string {
 			var last uint64
 			for _, s := range ss {
 				if s.Floor != last {
-					fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#1a7f37"><title>floor %d at %.1fs</title></line>`, x(s.At), top+h, x(s.At), top+h+5, s.Floor, float64(s.At)/1e9)
+					fmt.Fprintf(&sb, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#1a7f37"><title>floor %d at `+
+						`%.1fs</title></line>`, x(s.At), top+h, x(s.At), top+h+5, s.Floor, float64(s.At)/1e9)
 					last = s.Floor
 				}
 			}

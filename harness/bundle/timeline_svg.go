@@ -50,7 +50,8 @@ func (b *Bundle) timelineSVG() string {
 	}
 	for _, t := range ax.ticks() {
 		xx := x(int64(t * 1e9))
-		fmt.Fprintf(&s, `<line x1="%.1f" y1="14" x2="%.1f" y2="%.0f" stroke="#eaeef2"/><text x="%.1f" y="10" text-anchor="middle" fill="#57606a">%gs</text>`, xx, xx, chartTop+chartH, xx, t)
+		fmt.Fprintf(&s, `<line x1="%.1f" y1="14" x2="%.1f" y2="%.0f" stroke="#eaeef2"/><text x="%.1f" y="10" `+
+			`text-anchor="middle" fill="#57606a">%gs</text>`, xx, xx, chartTop+chartH, xx, t)
 	}
 	laneY := func(i int) float64 { return 20 + float64(i)*lane }
 	label := func(i int, text string) {
@@ -71,8 +72,10 @@ func (b *Bundle) timelineSVG() string {
 	label(1, "faults")
 	open := map[string]audit.Event{}
 	drawFault := func(from, to audit.Event) {
-		fmt.Fprintf(&s, `<rect class="%s fault" x="%.1f" y="%.1f" width="%.1f" height="16" fill="#cf222e" opacity="0.55"><title>%s %s</title></rect><text x="%.1f" y="%.1f" fill="#fff">%s</text>`,
-			TimelineMark, x(from.At), laneY(1)+2, math.Max(3, x(to.At)-x(from.At)), template.HTMLEscapeString(from.Name), template.HTMLEscapeString(from.Target), x(from.At)+3, laneY(1)+14, template.HTMLEscapeString(shorten(from.Name+" "+from.Target, int((x(to.At)-x(from.At))/6))))
+		fmt.Fprintf(&s, `<rect class="%s fault" x="%.1f" y="%.1f" width="%.1f" height="16" fill="#cf222e" `+
+			`opacity="0.55"><title>%s %s</title></rect><text x="%.1f" y="%.1f" fill="#fff">%s</text>`,
+			TimelineMark, x(from.At), laneY(1)+2, math.Max(3,
+				x(to.At)-x(from.At)), template.HTMLEscapeString(from.Name), template.HTMLEscapeString(from.Target), x(from.At)+3, laneY(1)+14, template.HTMLEscapeString(shorten(from.Name+" "+from.Target, int((x(to.At)-x(from.At))/6))))
 	}
 	for _, e := range b.Input.Events {
 		switch e.Kind {
@@ -95,7 +98,8 @@ func (b *Bundle) timelineSVG() string {
 			continue
 		}
 		cx, cy := x(e.At), laneY(2)+10
-		fmt.Fprintf(&s, `<path class="%s snapshot" d="M%.1f %.1f l6 -7 l6 7 l-6 7 z" fill="#8250df"><title>%s</title></path>`, TimelineMark, cx-6, cy, template.HTMLEscapeString(e.Detail))
+		fmt.Fprintf(&s, `<path class="%s snapshot" d="M%.1f %.1f l6 -7 l6 7 l-6 7 z" `+
+			`fill="#8250df"><title>%s</title></path>`, TimelineMark, cx-6, cy, template.HTMLEscapeString(e.Detail))
 	}
 	// roles per master
 	for i, m := range masters {
@@ -104,7 +108,8 @@ func (b *Bundle) timelineSVG() string {
 		var since int64
 		flush := func(to int64) {
 			if cur != "" {
-				fmt.Fprintf(&s, `<rect class="%s role" x="%.1f" y="%.1f" width="%.1f" height="16" fill="%s"><title>%s %s</title></rect>`, TimelineMark, x(since), laneY(3+i)+2, math.Max(1, x(to)-x(since)), roleColor[cur], m, cur)
+				fmt.Fprintf(&s, `<rect class="%s role" x="%.1f" y="%.1f" width="%.1f" height="16" fill="%s"><title>%s `+
+					`%s</title></rect>`, TimelineMark, x(since), laneY(3+i)+2, math.Max(1, x(to)-x(since)), roleColor[cur], m, cur)
 			}
 		}
 		for _, e := range b.Input.Events {
@@ -122,10 +127,12 @@ func (b *Bundle) timelineSVG() string {
 	// legend
 	lx := left
 	for _, r := range []string{"standby", "promoting", "primary", "failed", "down"} {
-		fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, lx, height-14, roleColor[r], lx+14, height-5, r)
+		fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" `+
+			`y="%.1f">%s</text>`, lx, height-14, roleColor[r], lx+14, height-5, r)
 		lx += 90
 	}
-	fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="#cf222e" opacity="0.55"/><text x="%.1f" y="%.1f">fault</text>`, lx, height-14, lx+14, height-5)
+	fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="#cf222e" opacity="0.55"/><text x="%.1f" `+
+		`y="%.1f">fault</text>`, lx, height-14, lx+14, height-5)
 	lx += 70
 	fmt.Fprintf(&s, `<path d="M%.1f %.1f l5 -5 l5 5 l-5 5 z" fill="#8250df"/><text x="%.1f" y="%.1f">snapshot published</text>`, lx, height-9, lx+14, height-5)
 	s.WriteString(`</svg>`)
@@ -164,7 +171,8 @@ func (b *Bundle) throughputSVG(s *strings.Builder, ax axis, left, width, top, h 
 	fmt.Fprintf(s, `<polygon class="%s ops" points="%s" fill="#54aeff" opacity="0.6"/>`, TimelineMark, strings.Join(pts, " "))
 	for i, v := range badc {
 		if v > 0 {
-			fmt.Fprintf(s, `<rect class="%s bad-ops" x="%.1f" y="%.1f" width="2" height="8" fill="#cf222e"><title>%d failed or unknown</title></rect>`, TimelineMark, x(ax.from+int64(i)*bucket), top+h+2, v)
+			fmt.Fprintf(s, `<rect class="%s bad-ops" x="%.1f" y="%.1f" width="2" height="8" fill="#cf222e"><title>%d failed or `+
+				`unknown</title></rect>`, TimelineMark, x(ax.from+int64(i)*bucket), top+h+2, v)
 		}
 	}
 }

@@ -416,7 +416,8 @@ func (in *instance) remove(ctx context.Context) error {
 	}
 	_ = in.Resume() // a frozen container cannot be killed cleanly
 	id := in.c.GetContainerID()
-	if _, err := in.e.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !strings.Contains(err.Error(), "No such container") {
+	if _, err := in.e.cli.ContainerRemove(ctx, id,
+		client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !strings.Contains(err.Error(), "No such container") {
 		return fmt.Errorf("docker: remove %s: %w", in.name, err)
 	}
 	select {

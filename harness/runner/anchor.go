@@ -142,7 +142,8 @@ func checkLanding(fault string, orig, now audit.Anchor, divergence string) Repla
 		c.Same = false
 		c.Detail = fmt.Sprintf("hit %v, the original hit %v", now.Targets, orig.Targets)
 	case !slices.Equal(orig.Targets, now.Targets):
-		c.Detail = fmt.Sprintf("hit %v at batch %d, the original %v at %d (the same slot and object; ids and offsets are each run's own)", now.Targets, now.BatchID, orig.Targets, orig.BatchID)
+		c.Detail = fmt.Sprintf("hit %v at batch %d, the original %v at %d (the same slot and object; ids and offsets are each "+
+			"run's own)", now.Targets, now.BatchID, orig.Targets, orig.BatchID)
 	default:
 		c.Detail = fmt.Sprintf("hit %v at batch %d (the original at %d)", now.Targets, now.BatchID, orig.BatchID)
 	}

@@ -134,7 +134,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
 	}
-	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{}, healed: map[string]*faults.Injected{}, ended: map[string]*proc.Process{}, histFrom: 1}
+	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{},
+		healed: map[string]*faults.Injected{}, ended: map[string]*proc.Process{}, histFrom: 1}
 	r.events.start = start
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)
@@ -388,13 +389,15 @@ func (r *run) waitMinimumWork(ctx context.Context) {
 		case <-r.gen.Done():
 			return
 		case <-deadline.C:
-			r.events.add("note", "minimum-work", "", fmt.Sprintf("traffic reached %d of the %d acknowledged mutations the scenario expects in %v", n, need, minimumWorkWait), false)
+			r.events.add("note", "minimum-work", "", fmt.Sprintf("traffic reached %d of the %d acknowledged mutations the "+
+				"scenario expects in %v", n, need, minimumWorkWait), false)
 			return
 		case <-tick.C:
 		}
 	}
 	if waited := time.Since(start); waited > time.Second {
-		r.events.add("note", "minimum-work", "", fmt.Sprintf("traffic ran %v more to reach the %d acknowledged mutations the scenario expects", waited.Round(time.Second), need), true)
+		r.events.add("note", "minimum-work", "", fmt.Sprintf("traffic ran %v more to reach the %d acknowledged mutations the "+
+			"scenario expects", waited.Round(time.Second), need), true)
 	}
 }
 
@@ -465,7 +468,8 @@ func (r *run) allFailedClosed(ctx context.Context) bool {
 
 // meta gathers the run facts.
 func (r *run) meta(runErr error) bundle.Meta {
-	m := bundle.Meta{Scenario: r.sc.Name, Tier: r.sc.Tier, Seed: r.sc.Seed, Runtime: r.runtime(), ClusterID: r.sc.Cluster.ClusterID, Started: r.start, Steps: r.steps, Replayed: r.opts.Replayed}
+	m := bundle.Meta{Scenario: r.sc.Name, Tier: r.sc.Tier, Seed: r.sc.Seed, Runtime: r.runtime(), ClusterID: r.sc.Cluster.ClusterID,
+		Started: r.start, Steps: r.steps, Replayed: r.opts.Replayed}
 	if r.cluster != nil {
 		m.BootMS = r.cluster.Boot.Milliseconds()
 	}

@@ -22,7 +22,8 @@ var PublicImages = map[string]docker.Image{
 // the master, built from the tree for this run, gets an image of the run's
 // own (runImages, to remove at the end). With public, etcd and toxiproxy run
 // from PublicImages instead.
-func DockerImages(ctx context.Context, bins Binaries, runID string, public bool, progress io.Writer) (byPath map[string]docker.Image, runImages []string, err error) {
+func DockerImages(ctx context.Context, bins Binaries, runID string, public bool, progress io.Writer) (byPath map[string]docker.Image,
+	runImages []string, err error) {
 	byPath = map[string]docker.Image{}
 	for _, b := range []BinaryInfo{bins.Etcd, bins.Toxiproxy, bins.Versity, bins.FakeS3} {
 		if img, ok := PublicImages[b.Name]; ok && public {

@@ -50,7 +50,9 @@ var RFCRows = func() []Row {
 // MeasuredBy names the rows a measurement covers rather than a fault
 // scenario: the RFC asks for figures there, and `make bench` reports them.
 var MeasuredBy = map[Row]string{
-	{"Integration and E2E", "Large snapshot memory/disk/network measurements"}: "make bench (tests/bench: Pipeline, Recovery, Codec — heap added by a publication, work-file bytes, upload and download throughput, 300M-object peak RSS)",
+	{"Integration and E2E", "Large snapshot memory/disk/network " +
+		"measurements"}: "make bench (tests/bench: Pipeline, Recovery, Codec — heap added by a publication, work-file bytes, " +
+		"upload and download throughput, 300M-object peak RSS)",
 }
 
 // Coverage maps every RFC row to the scenarios that cover it (empty: uncovered).

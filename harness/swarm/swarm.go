@@ -58,14 +58,16 @@ var windows = []move{
 	}},
 	{"crash-before-serve", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		// Armed on a standby: it fires at that node's next promotion, if any.
-		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "promoteBeforeServe", Term: "1*panic"}), sleep(r, 500, 3000), heal(as)}
+		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "promoteBeforeServe", Term: "1*panic"}),
+			sleep(r, 500, 3000), heal(as)}
 	}},
 	{"slow-apply", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		term := fmt.Sprintf("sleep(%d)", 50+r.IntN(400))
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "standbyBeforeApply", Term: term}), sleep(r, 1000, 4000), heal(as)}
 	}},
 	{"crash-before-cas", withSnapshots, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "snapshotBeforeCAS", Term: "1*panic"}), sleep(r, 1000, 4000), heal(as)}
+		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "snapshotBeforeCAS", Term: "1*panic"}),
+			sleep(r, 1000, 4000), heal(as)}
 	}},
 	{"promotion-during-capture", withSnapshots, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "snapshotAfterCopy", Term: "1*sleep(2500)"}), sleep(r, 200, 1500),
@@ -75,7 +77,8 @@ var windows = []move{
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterGC", Term: "1*panic"}), sleep(r, 1000, 4000), heal(as)}
 	}},
 	{"crash-after-floor", withRetention, func(r *rand.Rand, _ shape, as string) []scenario.Step {
-		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterFloor", Term: "1*panic"}), sleep(r, 1000, 4000), heal(as)}
+		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterFloor", Term: "1*panic"}),
+			sleep(r, 1000, 4000), heal(as)}
 	}},
 }
 
@@ -202,15 +205,16 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	}
 	steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "caught-up", Timeout: 60 * time.Second}})
 	sc := &scenario.Scenario{
-		Name:        fmt.Sprintf("swarm-%d-%03d", seed, i),
-		Description: fmt.Sprintf("drawn by chaos swarm --seed %d (run %d): etcd %d, masters %d, snapshots %v, retention %v; moves %v", seed, i, sh.Etcd, sh.Masters, sh.Snapshots, sh.Retention, drawn),
-		Tier:        "swarm",
-		Seed:        int64(r.Uint32()) + 1,
-		Timeout:     6 * time.Minute,
-		Cluster:     scenario.Cluster{Etcd: sh.Etcd, Masters: sh.Masters, Config: cfg, S3: s3, LegacyImport: legacy},
-		Traffic:     traffic.Config{Clients: 2 + r.IntN(5), Rate: float64(100 + 50*r.IntN(7)), MaxOps: 30000, Duration: 4 * time.Minute},
-		Steps:       steps,
-		Expect:      audit.Expect{RecoverySource: sources, MinOKOps: 100, MinPromotions: 1},
+		Name: fmt.Sprintf("swarm-%d-%03d", seed, i),
+		Description: fmt.Sprintf("drawn by chaos swarm --seed %d (run %d): etcd %d, masters %d, snapshots %v, retention %v; moves %v", seed, i,
+			sh.Etcd, sh.Masters, sh.Snapshots, sh.Retention, drawn),
+		Tier:    "swarm",
+		Seed:    int64(r.Uint32()) + 1,
+		Timeout: 6 * time.Minute,
+		Cluster: scenario.Cluster{Etcd: sh.Etcd, Masters: sh.Masters, Config: cfg, S3: s3, LegacyImport: legacy},
+		Traffic: traffic.Config{Clients: 2 + r.IntN(5), Rate: float64(100 + 50*r.IntN(7)), MaxOps: 30000, Duration: 4 * time.Minute},
+		Steps:   steps,
+		Expect:  audit.Expect{RecoverySource: sources, MinOKOps: 100, MinPromotions: 1},
 	}
 	// Round-trip through the loader: a drawn scenario obeys every rule a
 	// written one does, and gets its step line numbers.

@@ -70,7 +70,8 @@ func (a *allocator) place(segs []state.Segment, tenant, key string, size uint64,
 			continue
 		}
 		a.next[s.Endpoint] = off + size
-		out = append(out, state.Replica{ID: uint64(len(out) + 1), Kind: state.ReplicaMemory, Segment: s.Endpoint, Offset: off, Length: size, Status: state.ReplicaComplete, Protocol: DefaultProtocol})
+		out = append(out, state.Replica{ID: uint64(len(out) + 1), Kind: state.ReplicaMemory, Segment: s.Endpoint, Offset: off, Length: size,
+			Status: state.ReplicaComplete, Protocol: DefaultProtocol})
 	}
 	if len(out) < n {
 		a.releaseLocked(out)

@@ -339,7 +339,8 @@ func (m *Master) notPrimary(w http.ResponseWriter, op string) {
 		w.Header().Set("X-Oplogha-Leader", leader)
 	}
 	m.m.requests.WithLabelValues(op, OutcomeFailed).Inc()
-	writeJSON(w, http.StatusServiceUnavailable, MutationResponse{Outcome: OutcomeFailed, Code: "not_primary", Error: "this node is not the serving primary", Leader: leader})
+	writeJSON(w, http.StatusServiceUnavailable,
+		MutationResponse{Outcome: OutcomeFailed, Code: "not_primary", Error: "this node is not the serving primary", Leader: leader})
 }
 
 // handleGet reads one object on the primary after a read barrier: a
@@ -365,7 +366,8 @@ func (m *Master) handleGet(w http.ResponseWriter, r *http.Request) {
 	resp, err := m.cli.Get(ctx, m.ks.ProducerView())
 	if err != nil || len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != fmt.Sprint(view) {
 		m.m.requests.WithLabelValues("get", OutcomeFailed).Inc()
-		writeJSON(w, http.StatusServiceUnavailable, MutationResponse{Outcome: OutcomeFailed, Code: "read_barrier", Error: fmt.Sprintf("cannot confirm producer view %d: %v", view, err)})
+		writeJSON(w, http.StatusServiceUnavailable,
+			MutationResponse{Outcome: OutcomeFailed, Code: "read_barrier", Error: fmt.Sprintf("cannot confirm producer view %d: %v", view, err)})
 		return
 	}
 	m.mu.RLock()

@@ -110,7 +110,8 @@ func (m *Master) restore(ctx context.Context, p publish.Pointer) (*state.State, 
 		return nil, t, err
 	}
 	if d.ProducerViewVersion > view {
-		return nil, t, fmt.Errorf("%w: snapshot %s records producer view %d, above the current view %d", snapshot.ErrIdentity, d.SnapshotID, d.ProducerViewVersion, view)
+		return nil, t, fmt.Errorf("%w: snapshot %s records producer view %d, above the current view %d", snapshot.ErrIdentity, d.SnapshotID,
+			d.ProducerViewVersion, view)
 	}
 	return st, t, nil
 }
@@ -136,6 +137,7 @@ func (m *Master) install(st *state.State, head oplog.Head, info BootstrapInfo, s
 		m.m.bootstrapSource.WithLabelValues(s).Set(v)
 	}
 	m.m.bootstrapSeconds.Set(info.Duration.Seconds())
-	m.log.Info("bootstrapped", "phase", "bootstrap", "source", info.Source, "snapshot_id", snapshotID, "cursor", st.Cursor().String(), "duration_ms", info.Duration.Milliseconds())
+	m.log.Info("bootstrapped", "phase", "bootstrap", "source", info.Source, "snapshot_id", snapshotID, "cursor", st.Cursor().String(),
+		"duration_ms", info.Duration.Milliseconds())
 	return info
 }

@@ -210,18 +210,22 @@ func (c Config) Validate() []error {
 	if ks, err := keyspace.New(c.ClusterID); err != nil {
 		bad("cluster_id: %v", err)
 	} else if pathDots(ks.ClusterID()) {
-		bad("cluster_id: %q is a valid key component but names no directory under s3_prefix (the cluster's snapshot objects live in {s3_prefix}/{cluster_id})", c.ClusterID)
+		bad("cluster_id: %q is a valid key component but names no directory under s3_prefix (the cluster's snapshot objects "+
+			"live in {s3_prefix}/{cluster_id})", c.ClusterID)
 	}
 	if c.Listen == "" {
 		bad("listen: required (host:port of the client API)")
 	}
 	switch snapshots := c.EnableStandbySnapshot || c.EnableSnapshot; {
 	case snapshots && !c.EnableOplog:
-		bad("snapshots on with enable_oplog: false is the legacy snapshot-only mode, which is removed: set enable_oplog: true (standbys then publish snapshots through the batch OpLog with enable_standby_snapshot: true); to bring the old snapshots over, import one once with snapshot_bootstrap_mode: legacy-import and legacy_import_root")
+		bad("snapshots on with enable_oplog: false is the legacy snapshot-only mode, which is removed: set enable_oplog: true " +
+			"(standbys then publish snapshots through the batch OpLog with enable_standby_snapshot: true); to bring the old " +
+			"snapshots over, import one once with snapshot_bootstrap_mode: legacy-import and legacy_import_root")
 	case !c.EnableOplog:
 		bad("enable_oplog: false is not supported: this master replicates only through the batch OpLog in etcd; set enable_oplog: true")
 	case c.EnableSnapshot:
-		bad("enable_snapshot: the legacy primary snapshot writer is removed: the primary never snapshots; set enable_snapshot: false and enable_standby_snapshot: true")
+		bad("enable_snapshot: the legacy primary snapshot writer is removed: the primary never snapshots; set " +
+			"enable_snapshot: false and enable_standby_snapshot: true")
 	}
 	if len(c.EtcdEndpoints) == 0 {
 		bad("etcd_endpoints: required: the OpLog, election, pointers and floor live in etcd")
@@ -249,7 +253,8 @@ func (c Config) Validate() []error {
 		bad("oplog_batch_max_entries: must be 1..10000 (one batch is one etcd request), got %d", c.OplogBatchMaxEntries)
 	}
 	if c.OplogBatchMaxBytes < 768<<10 || c.OplogBatchMaxBytes > 2<<20-64<<10 {
-		bad("oplog_batch_max_bytes: must be 786432..2031616 (room for one entry of the largest payload the API accepts; under the etcd client's 2 MiB send limit), got %d", c.OplogBatchMaxBytes)
+		bad("oplog_batch_max_bytes: must be 786432..2031616 (room for one entry of the largest payload the API accepts; under "+
+			"the etcd client's 2 MiB send limit), got %d", c.OplogBatchMaxBytes)
 	}
 	if c.MaxSnapshotCaptureBytes <= 0 {
 		bad("max_snapshot_capture_bytes: must be > 0, got %d", c.MaxSnapshotCaptureBytes)
@@ -332,7 +337,8 @@ func (c Config) validateLegacyImport() []error {
 		return errs
 	}
 	if c.LegacyImportRoot == "" {
-		bad("snapshot_bootstrap_mode: legacy-import requires legacy_import_root (the old master's object store root: the directory or s3://BUCKET/PREFIX holding mooncake_master_snapshot/{cluster_id}/latest.txt)")
+		bad("snapshot_bootstrap_mode: legacy-import requires legacy_import_root (the old master's object store root: the " +
+			"directory or s3://BUCKET/PREFIX holding mooncake_master_snapshot/{cluster_id}/latest.txt)")
 	}
 	if c.ObjectStore == "" {
 		bad("snapshot_bootstrap_mode: legacy-import requires a shared object store (object_store): the import becomes a schema-v1 snapshot there")
@@ -416,7 +422,8 @@ func (c Config) validateStore() []error {
 			bad("object_store: local requires local_store_dir")
 		}
 		if c.Environment == "production" && !c.AllowLocalStoreInProduction {
-			bad("object_store: local in production is a node-local directory, not an HA store; use s3, or set allow_local_store_in_production: true for an explicitly shared filesystem")
+			bad("object_store: local in production is a node-local directory, not an HA store; use s3, or set " +
+				"allow_local_store_in_production: true for an explicitly shared filesystem")
 		}
 	default:
 		bad("object_store: %q: want s3 or local", c.ObjectStore)

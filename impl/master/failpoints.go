@@ -25,10 +25,13 @@ var Failpoints = []FailpointInfo{
 	{fpPromoteAfterClaim, "promoteAfterClaim", "promotion: higher producer view claimed, state not yet complete to the durable prefix"},
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
 	{fpSnapshotAfterCopy, "snapshotAfterCopy", "standby snapshot: capture copied, role generation not yet re-checked (a promotion here discards it)"},
-	{fpSnapshotTornCursor, "snapshotTornCursor", "standby snapshot: with return(true) the capture's sequence cursor is off by one from its batch (the cursor check must reject it)"},
-	{fpSnapshotCorruptUpload, "snapshotCorruptUpload", "snapshot store: with return(true) one byte of the next object sent is flipped after its checksum was computed (the server or the readback must refuse it)"},
+	{fpSnapshotTornCursor, "snapshotTornCursor", "standby snapshot: with return(true) the capture's sequence cursor is off " +
+		"by one from its batch (the cursor check must reject it)"},
+	{fpSnapshotCorruptUpload, "snapshotCorruptUpload", "snapshot store: with return(true) one byte of the next object sent " +
+		"is flipped after its checksum was computed (the server or the readback must refuse it)"},
 	{fpSnapshotBeforeUpload, "snapshotBeforeUpload", "standby snapshot: capture valid and encoded, nothing uploaded yet"},
-	{fpSnapshotAfterObject, "snapshotAfterObject", "standby snapshot: after each object is written and verified (chunks, then segments, manifest, descriptor); count terms pick one, e.g. 2*off->1*panic"},
+	{fpSnapshotAfterObject, "snapshotAfterObject", "standby snapshot: after each object is written and verified (chunks, " +
+		"then segments, manifest, descriptor); count terms pick one, e.g. 2*off->1*panic"},
 	{fpSnapshotBeforeHEAD, "snapshotBeforeHEAD", "snapshot store: before every HEAD the master sends (verification of an upload, revalidation)"},
 	{fpSnapshotBeforeCAS, "snapshotBeforeCAS", "standby snapshot: every object written and verified, pointer CAS not yet sent"},
 	{fpSnapshotAfterCAS, "snapshotAfterCAS", "standby snapshot: pointer CAS committed, not yet logged, counted or followed by retention"},
@@ -37,8 +40,10 @@ var Failpoints = []FailpointInfo{
 	{fpMaintainGCDeleteFails, "maintainGCDeleteFails", "retention: with return(true) a snapshot group's GC delete fails (counted, retried next cycle)"},
 	{fpMaintainFloorCASFails, "maintainFloorCASFails", "retention: with return(true) the floor CAS fails (nothing is deleted)"},
 	{fpMaintainDeleteFails, "maintainDeleteFails", "retention: with return(true) the range delete after the floor fails (retained, retried next cycle)"},
-	{fpLegacyImportAfterWrite, "legacyImportAfterWrite", "legacy import: the converted snapshot written and verified, the import transaction not yet sent (an orphan, the namespace still fresh)"},
-	{fpLegacyImportAfterCommit, "legacyImportAfterCommit", "legacy import: the import transaction committed, the state not yet installed on the importing primary"},
+	{fpLegacyImportAfterWrite, "legacyImportAfterWrite", "legacy import: the converted snapshot written and verified, the " +
+		"import transaction not yet sent (an orphan, the namespace still fresh)"},
+	{fpLegacyImportAfterCommit, "legacyImportAfterCommit", "legacy import: the import transaction committed, the state not " +
+		"yet installed on the importing primary"},
 }
 
 // FailpointInfo names one failpoint.

@@ -263,7 +263,8 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 	hit(fpSnapshotBeforeUpload)
 	phase, head0 := time.Now(), m.headTime.Load()
 	trust, _ := m.storeTrust() // known: admission required it
-	w, err := snapshot.Write(ctx, m.store, trust, prefix, prep.File, l, prep.Manifest, d, snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
+	w, err := snapshot.Write(ctx, m.store, trust, prefix, prep.File, l, prep.Manifest, d,
+		snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
 	if err != nil {
 		m.m.orphans.WithLabelValues("upload_failed").Inc()
 		return failed("upload", err)
@@ -305,7 +306,8 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 		m.m.publishedAfterPromo.Inc()
 		log = log.With("role_at_publication", string(role))
 	}
-	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof", string(w.Proofs[snapshot.SegmentsObject]))
+	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof",
+		string(w.Proofs[snapshot.SegmentsObject]))
 	if m.cfg.EnableSnapshotGC || m.cfg.EnableOplogPruning {
 		m.retain(ctx, lease)
 	}

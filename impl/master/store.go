@@ -65,7 +65,8 @@ func (m *Master) probeStore(ctx context.Context) {
 		if err == nil {
 			m.trust.Store(&trust)
 			m.m.storeReady.Set(1)
-			m.log.Info("snapshot store ready", "phase", "store", "store", m.store.Name(), "server_validates_checksums", trust.ServerValidatesChecksums, "attempts", attempt)
+			m.log.Info("snapshot store ready", "phase", "store", "store", m.store.Name(), "server_validates_checksums",
+				trust.ServerValidatesChecksums, "attempts", attempt)
 			return
 		}
 		if ctx.Err() != nil {

@@ -254,7 +254,8 @@ type decodedRecord struct {
 // page while this goroutine decodes the one before. With ReuseBuffers, a
 // page is decoded into blocks from free (or new ones, sized by the page
 // before).
-func (r *Reader) readPages(ctx context.Context, from uint64, end string, limit int, rev int64, last uint64, pages chan<- decodedPage, free <-chan *entryBlocks) {
+func (r *Reader) readPages(ctx context.Context, from uint64, end string, limit int, rev int64, last uint64, pages chan<- decodedPage,
+	free <-chan *entryBlocks) {
 	defer close(pages)
 	type read struct {
 		resp *clientv3.GetResponse

@@ -94,7 +94,8 @@ func Delete(ctx context.Context, o Options, confirm string, stdout, stderr io.Wr
 		return err
 	}
 	if confirm != o.ClusterID {
-		return fmt.Errorf("refused: --confirm %q does not repeat --cluster-id %q; reset delete removes every key, lease and snapshot object of /oplog/%s and cannot be undone", confirm, o.ClusterID, o.ClusterID)
+		return fmt.Errorf("refused: --confirm %q does not repeat --cluster-id %q; reset delete removes every key, lease and "+
+			"snapshot object of /oplog/%s and cannot be undone", confirm, o.ClusterID, o.ClusterID)
 	}
 	s, err := openSession(ctx, o)
 	if err != nil {
@@ -110,7 +111,8 @@ func Delete(ctx context.Context, o Options, confirm string, stdout, stderr io.Wr
 	fmt.Fprintf(stdout, "reset delete %s: found %d keys at revision %d, %d live leases, %d objects/uploads\n",
 		s.ks.Root(), before.Total, before.Revision, before.liveLeases(), len(before.Objects))
 	if before.liveLeases() > 0 {
-		fmt.Fprintln(stderr, "warning: live leases: a master may still be running; every writer and standby must be stopped and fenced before the namespace is reused")
+		fmt.Fprintln(stderr, "warning: live leases: a master may still be running; every writer and standby must be stopped "+
+			"and fenced before the namespace is reused")
 	}
 	// 1. Leases first, so that a lease holder's keep-alive fails. A lease
 	// also holding keys outside the namespace is not revoked (that would
@@ -120,7 +122,8 @@ func Delete(ctx context.Context, o Options, confirm string, stdout, stderr io.Wr
 		case !l.Alive:
 			continue
 		case len(l.Foreign) > 0:
-			fmt.Fprintf(stdout, "kept lease %016x: it also holds %d keys outside %s (first %s); its keys inside are deleted below\n", l.ID, len(l.Foreign), root, l.Foreign[0])
+			fmt.Fprintf(stdout, "kept lease %016x: it also holds %d keys outside %s (first %s); its keys inside are deleted below\n", l.ID,
+				len(l.Foreign), root, l.Foreign[0])
 			continue
 		}
 		if _, err := s.cli.Revoke(ctx, clientv3.LeaseID(l.ID)); err != nil {
@@ -175,15 +178,19 @@ func NewNamespace(o Options, next string, stdout io.Writer) error {
 	w := stdout
 	fmt.Fprintf(w, "Destructive recovery into a new cluster namespace (the RFC's recommended method).\n")
 	fmt.Fprintf(w, "Old namespace: /oplog/%s (etcd), %s (objects). New namespace: /oplog/%s, %s.\n\n", o.ClusterID, old.ObjectRoot(), next, nu.ObjectRoot())
-	fmt.Fprintf(w, "1. Stop every master of %s (primary and standbys) and keep them stopped: nothing may run with cluster_id %s again.\n", o.ClusterID, o.ClusterID)
-	fmt.Fprintf(w, "   The old namespace is left as it is (no process writes it any more); remove it later with\n   %s\n", checkCommand(old, "delete", "--confirm "+o.ClusterID))
+	fmt.Fprintf(w, "1. Stop every master of %s (primary and standbys) and keep them stopped: nothing may run with "+
+		"cluster_id %s again.\n", o.ClusterID, o.ClusterID)
+	fmt.Fprintf(w, "   The old namespace is left as it is (no process writes it any more); remove it later with\n   %s\n",
+		checkCommand(old, "delete", "--confirm "+o.ClusterID))
 	fmt.Fprintf(w, "2. Pick a cluster id never used before on this etcd and bucket: %s\n", next)
 	fmt.Fprintf(w, "3. Change the configuration of every master:\n")
 	fmt.Fprintf(w, "     cluster_id: %s          (was %s; etcd keys move to /oplog/%s)\n", next, o.ClusterID, next)
 	fmt.Fprintf(w, "   Keep etcd_endpoints, s3_endpoint, s3_bucket and s3_prefix: snapshots go under %s, apart from %s.\n", nu.ObjectRoot(), old.ObjectRoot())
-	fmt.Fprintf(w, "   With snapshot_bootstrap_mode: legacy-import, set legacy_import_cluster_id explicitly: it defaults to cluster_id,\n   which now names the new namespace.\n")
+	fmt.Fprintf(w, "   With snapshot_bootstrap_mode: legacy-import, set legacy_import_cluster_id explicitly: it defaults "+
+		"to cluster_id,\n   which now names the new namespace.\n")
 	fmt.Fprintf(w, "   Update whatever else names the cluster id (dashboards, alerts, etcd auth roles granting /oplog/%s/).\n", next)
-	fmt.Fprintf(w, "4. Before the first master starts, the new namespace must be empty; this must print\n   \"namespace /oplog/%s is empty at revision R\" and exit 0:\n", next)
+	fmt.Fprintf(w, "4. Before the first master starts, the new namespace must be empty; this must print\n   \"namespace "+
+		"/oplog/%s is empty at revision R\" and exit 0:\n", next)
 	fmt.Fprintf(w, "     %s\n", checkCommand(nu, "check", ""))
 	fmt.Fprintf(w, "   Any residue means the id was used before: pick another id (or clean it with reset delete) and check again.\n")
 	fmt.Fprintf(w, "5. Start the masters with the new configuration; they bootstrap an empty cluster.\n")
