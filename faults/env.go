@@ -10,7 +10,7 @@ import (
 
 // Env is everything a fault can act on, one capability per interface, so
 // that each kind (and each test double) names only the part it reaches.
-// The runtimes (harness/runtime) implement all of it.
+// The runtimes (harness/cluster) implement all of it.
 type Env interface {
 	Nodes
 	Processes

@@ -9,8 +9,8 @@ import (
 
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/browser"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/docker"
-	"github.com/oplogha/oplogha/harness/runtime"
 )
 
 func cmdTools(ctx context.Context, args []string) error {
@@ -52,7 +52,7 @@ func cmdTools(ctx context.Context, args []string) error {
 		if b.Name == "gotestsum" {
 			continue // a test runner, never in a cluster
 		}
-		sum, err := runtime.FileSHA256(b.Path)
+		sum, err := cluster.FileSHA256(b.Path)
 		if err != nil {
 			return err
 		}

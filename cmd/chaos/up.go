@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/harness/runtime"
 )
 
 // cmdUp starts a dev cluster (process runtime) and keeps it until Ctrl-C.
@@ -29,7 +29,7 @@ func cmdUp(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bins, err := runtime.PrepareBinaries(ctx, cache, dir)
+	bins, err := cluster.PrepareBinaries(ctx, cache, dir)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func cmdUp(ctx context.Context, args []string) error {
 		}
 		fmt.Println("stopped every process")
 	}()
-	c, err := runtime.Up(ctx, group, bins, runtime.Shape{EtcdMembers: *etcdN, Masters: *mastersN, ClusterID: "dev", Seed: time.Now().UnixNano(),
+	c, err := cluster.Up(ctx, group, bins, cluster.Shape{EtcdMembers: *etcdN, Masters: *mastersN, ClusterID: "dev", Seed: time.Now().UnixNano(),
 		MasterConfig: map[string]any{"oplog_poll_interval_ms": 20, "leader_lease_seconds": 2}}, dir)
 	if err != nil {
 		return err

@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/docker"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/harness/runtime"
 )
 
 // runtime is where this run's cluster runs: the option, else the
@@ -29,12 +29,12 @@ var unsafeName = regexp.MustCompile(`[^a-z0-9_.-]+`)
 // useDocker puts the run on the docker runtime: images for every binary,
 // the run's network, and the group's launcher. The run's work directory
 // (and a legacy fixture's root) is bound into every container.
-func (r *run) useDocker(ctx context.Context, group *proc.Group, bins runtime.Binaries) error {
+func (r *run) useDocker(ctx context.Context, group *proc.Group, bins cluster.Binaries) error {
 	if err := docker.Available(ctx); err != nil {
 		return err
 	}
 	runID := "oplogha-" + unsafeName.ReplaceAllString(strings.ToLower(filepath.Base(r.dir)), "-")
-	images, own, err := runtime.DockerImages(ctx, bins, runID, r.opts.PublicImages, r.opts.Progress)
+	images, own, err := cluster.DockerImages(ctx, bins, runID, r.opts.PublicImages, r.opts.Progress)
 	if err != nil {
 		return err
 	}

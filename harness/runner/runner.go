@@ -20,10 +20,10 @@ import (
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/traffic"
 	"github.com/oplogha/oplogha/impl/contract"
@@ -85,8 +85,8 @@ type run struct {
 	work    string // data dirs, removed at the end
 	start   time.Time
 	rec     *history.Recorder
-	cluster *runtime.Cluster
-	env     *runtime.Env
+	cluster *cluster.Cluster
+	env     *cluster.Env
 	gen     *traffic.Generator
 	events  timeline
 	// retention is the once-a-second series of what the cluster retains.
@@ -109,8 +109,8 @@ type run struct {
 	steps            []bundle.StepTiming
 	current          string
 	prog             *progress
-	binaries         runtime.Binaries
-	// dockerRun is the docker engine's run id (labels, names) on the docker runtime.
+	binaries         cluster.Binaries
+	// dockerRun is the docker engine's run id (labels, names) on the docker cluster.
 	dockerRun string
 	// generations counts traffic starts, so each start draws fresh keys.
 	generations int
@@ -245,7 +245,7 @@ func Finish(ctx context.Context, dir string, opts Options) (*Outcome, error) {
 
 func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	r.prog.set("building binaries", "")
-	bins, err := runtime.PrepareBinaries(ctx, r.opts.Cache, r.work, r.sc.Cluster.BuildTags...)
+	bins, err := cluster.PrepareBinaries(ctx, r.opts.Cache, r.work, r.sc.Cluster.BuildTags...)
 	if err != nil {
 		return fmt.Errorf("binaries: %w", err)
 	}
@@ -271,9 +271,9 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 		}
 		r.events.add("note", "legacy", "", fmt.Sprintf("every master imports %s (%d objects) from %s", base.LegacySnapshotID, len(base.Objects), base.Fixture), true)
 	}
-	shape := runtime.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
+	shape := cluster.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
 		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
-		S3: r.sc.Cluster.S3, Security: runtime.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
+		S3: r.sc.Cluster.S3, Security: cluster.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
 	shape.FirstPrimary = r.opts.FirstPrimary
 	if sup := r.sc.Cluster.Supervisor; sup != nil {
 		shape.Supervisor = masters.Supervisor{Restart: sup.Restart, Backoff: sup.Backoff,
@@ -286,7 +286,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 			}}
 	}
 	r.prog.set("booting cluster", "")
-	c, err := runtime.Up(ctx, group, bins, shape, r.work)
+	c, err := cluster.Up(ctx, group, bins, shape, r.work)
 	r.cluster = c
 	if err != nil {
 		return fmt.Errorf("boot: %w", err)
@@ -295,7 +295,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return err
 	}
-	r.env = runtime.NewEnv(c, ks, r.sc.Seed)
+	r.env = cluster.NewEnv(c, ks, r.sc.Seed)
 	r.env.BeforeCompact = r.beforeCompact
 	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
@@ -473,7 +473,7 @@ func (r *run) meta(runErr error) bundle.Meta {
 	if r.cluster != nil {
 		m.BootMS = r.cluster.Boot.Milliseconds()
 	}
-	for _, b := range []runtime.BinaryInfo{r.binaries.Etcd, r.binaries.Toxiproxy, r.binaries.Master, r.binaries.Versity, r.binaries.FakeS3} {
+	for _, b := range []cluster.BinaryInfo{r.binaries.Etcd, r.binaries.Toxiproxy, r.binaries.Master, r.binaries.Versity, r.binaries.FakeS3} {
 		if b.Name != "" {
 			m.Binaries = append(m.Binaries, bundle.Binary{Name: b.Name, Version: b.Version, SHA256: b.SHA256})
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/audit"
-	"github.com/oplogha/oplogha/harness/runtime"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
@@ -40,7 +40,7 @@ func (s *samples) all() []audit.RetentionSample {
 func (r *run) store() (objstore.Store, error) {
 	switch {
 	case r.cluster.S3 != nil:
-		cfg, err := r.cluster.S3.Config(runtime.SnapshotBucket)
+		cfg, err := r.cluster.S3.Config(cluster.SnapshotBucket)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +53,7 @@ func (r *run) store() (objstore.Store, error) {
 
 // snapshotPrefix is where the cluster's snapshot groups live in the store.
 func (r *run) snapshotPrefix() string {
-	return runtime.SnapshotPrefix + "/" + r.sc.Cluster.ClusterID + "/"
+	return cluster.SnapshotPrefix + "/" + r.sc.Cluster.ClusterID + "/"
 }
 
 // sample reads, once a second until ctx ends, what the cluster retains (see

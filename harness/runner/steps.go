@@ -18,8 +18,8 @@ import (
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/harness/runtime"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -117,7 +117,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 // faultEnv is the run's Env plus the keys only the runner's own etcd client
 // reaches (faults.KeyEnv): deleting a stray key, finding the election's leader key.
 type faultEnv struct {
-	*runtime.Env
+	*cluster.Env
 	r *run
 }
 

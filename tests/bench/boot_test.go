@@ -11,9 +11,9 @@ import (
 
 	"github.com/oplogha/oplogha/harness/benchreport"
 	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/harness/runtime"
 )
 
 // BenchmarkHarnessBoot: the whole cluster a scenario runs on — toxiproxy in
@@ -28,7 +28,7 @@ func BenchmarkHarnessBoot(b *testing.B) {
 		b.Fatal(err)
 	}
 	dir := b.TempDir()
-	bins, err := runtime.PrepareBinaries(ctx, cache, dir)
+	bins, err := cluster.PrepareBinaries(ctx, cache, dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func BenchmarkHarnessBoot(b *testing.B) {
 			b.Fatal(err)
 		}
 		g = proc.NewGroup()
-		c, err := runtime.Up(ctx, g, bins, runtime.Shape{EtcdMembers: 3, Masters: 3, ClusterID: fmt.Sprintf("boot-%d", i), S3: "versitygw", Seed: int64(i),
+		c, err := cluster.Up(ctx, g, bins, cluster.Shape{EtcdMembers: 3, Masters: 3, ClusterID: fmt.Sprintf("boot-%d", i), S3: "versitygw", Seed: int64(i),
 			MasterConfig: map[string]any{"enable_standby_snapshot": true}}, filepath.Join(dir, fmt.Sprintf("full-%d", i)))
 		if err == nil {
 			full = append(full, c.Boot)
