@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/cluster"
+	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/impl/contract"
+)
+
+// execute is a run's lifecycle: build the binaries, boot the cluster (or
+// the docker one), mount the segments, start traffic, run the steps, settle
+// and collect the evidence; every process it starts joins group.
+func (r *run) execute(ctx context.Context, group *proc.Group) error {
+	r.prog.set("building binaries", "")
+	bins, err := cluster.PrepareBinaries(ctx, r.opts.Cache, r.work, r.sc.Cluster.BuildTags...)
+	if err != nil {
+		return fmt.Errorf("binaries: %w", err)
+	}
+	r.binaries = bins
+	if r.runtime() == "docker" {
+		r.prog.set("building images", "")
+		if err := r.useDocker(ctx, group, bins); err != nil {
+			return fmt.Errorf("docker runtime: %w", err)
+		}
+	}
+	masterCfg := map[string]any{}
+	for k, v := range r.sc.Cluster.Config {
+		masterCfg[k] = v
+	}
+	if r.sc.Cluster.LegacyImport != nil {
+		base, extra, err := r.legacyBase(ctx)
+		if err != nil {
+			return err
+		}
+		r.base = base
+		for k, v := range extra {
+			masterCfg[k] = v
+		}
+		r.events.add("note", "legacy", "", fmt.Sprintf("every master imports %s (%d objects) from %s", base.LegacySnapshotID, len(base.Objects), base.Fixture), true)
+	}
+	shape := cluster.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
+		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
+		S3: r.sc.Cluster.S3, Security: cluster.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
+	shape.FirstPrimary = r.opts.FirstPrimary
+	if sup := r.sc.Cluster.Supervisor; sup != nil {
+		shape.Supervisor = masters.Supervisor{Restart: sup.Restart, Backoff: sup.Backoff,
+			OnRestart: func(node string, exit error, after time.Duration, err error) {
+				if err != nil {
+					r.events.add("note", "supervisor", node, fmt.Sprintf("restart %v after its exit (%v) failed: %v", after.Round(time.Millisecond), exit, err), false)
+					return
+				}
+				r.events.add("note", "supervisor", node, fmt.Sprintf("restarted %v after its exit (%v)", after.Round(time.Millisecond), exit), true)
+			}}
+	}
+	r.prog.set("booting cluster", "")
+	c, err := cluster.Up(ctx, group, bins, shape, r.work)
+	r.cluster = c
+	if err != nil {
+		return fmt.Errorf("boot: %w", err)
+	}
+	ks, err := contract.NewKeyspace(r.sc.Cluster.ClusterID)
+	if err != nil {
+		return err
+	}
+	r.env = cluster.NewEnv(c, ks, r.sc.Seed)
+	r.env.BeforeCompact = r.beforeCompact
+	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
+	obsCtx, stopObs := context.WithCancel(ctx)
+	var obs sync.WaitGroup
+	obs.Add(2)
+	go func() {
+		defer obs.Done()
+		r.observe(obsCtx)
+	}()
+	go func() {
+		defer obs.Done()
+		r.sample(obsCtx)
+	}()
+	defer func() {
+		stopObs()
+		obs.Wait()
+	}()
+	if err := r.setup(ctx); err != nil {
+		return err
+	}
+	r.startTraffic(ctx)
+	stepErr := r.runSteps(ctx)
+	if stepErr == nil {
+		r.waitMinimumWork(ctx)
+	}
+	r.settle(ctx)
+	if err := r.collect(ctx); err != nil {
+		return errors.Join(stepErr, fmt.Errorf("collect: %w", err))
+	}
+	return stepErr
+}
+
+func failpointEnv(fps map[string]string) string {
+	var parts []string
+	for k, v := range fps {
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ";")
+}
+
+// setup mounts the segments the traffic places replicas on.
+func (r *run) setup(ctx context.Context) error {
+	_, url, err := r.env.PrimaryURL(ctx)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		seg := fmt.Sprintf("10.0.%d.1:7000", i)
+		op := history.Op{Client: -1, Kind: history.Mount, Key: seg, Node: r.env.NodeForURL(url), Invoke: r.rec.Now()}
+		res := r.cluster.Masters.Client.Mount(ctx, url, segment(seg, i))
+		op.Complete, op.Outcome, op.Code, op.BatchID, op.Seq = r.rec.Now(), res.Outcome, res.Code, res.BatchID, res.Seq
+		r.rec.Add(op)
+		if res.Outcome != history.OK {
+			return fmt.Errorf("mount segment %s: %s %s", seg, res.Code, res.Error)
+		}
+	}
+	return nil
+}
+
+func (r *run) runSteps(ctx context.Context) error {
+	for i, st := range r.sc.Steps {
+		r.prog.step(i+1, st.Label())
+		r.stepIndex = i + 1
+		t := bundle.StepTiming{Index: i + 1, Label: st.Label(), Line: st.Line, StartNS: r.rec.Now()}
+		err := r.step(ctx, st)
+		t.EndNS, t.OK = r.rec.Now(), err == nil
+		if err != nil {
+			t.Detail = err.Error()
+		}
+		r.steps = append(r.steps, t)
+		r.events.add("step", st.Label(), "", t.Detail, err == nil)
+		if err != nil {
+			for j := i + 1; j < len(r.sc.Steps); j++ {
+				r.events.add("step", r.sc.Steps[j].Label(), "", "skipped: an earlier step failed", false)
+			}
+			return fmt.Errorf("step %d (line %d) %s: %w", i+1, st.Line, st.Label(), err)
+		}
+	}
+	return nil
+}
+
+// settle ends traffic, heals what is still injected and lets every node
+// catch up before the evidence is read.
+func (r *run) settle(ctx context.Context) {
+	r.prog.set("settling", "")
+	r.stopTraffic()
+	r.healAll(ctx)
+	if r.allFailedClosed(ctx) {
+		r.events.add("note", "settle", "", "no master serves nor could: every master failed closed or exited, nothing to catch up", true)
+		return
+	}
+	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {
+		r.events.add("note", "settle", "", err.Error(), false)
+	}
+}
+
+// allFailedClosed reports that no master can serve: every running master
+// refused to bootstrap or says it may not campaign, or none is running
+// (each refused to start).
+func (r *run) allFailedClosed(ctx context.Context) bool {
+	for i, h := range r.cluster.Masters.Health(ctx) {
+		p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name)
+		if !ok || !p.Running() || h.Role == "failed" {
+			continue
+		}
+		if h.Serving || h.Promotable == nil || *h.Promotable {
+			return false
+		}
+	}
+	return true
+}

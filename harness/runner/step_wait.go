@@ -1,0 +1,257 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/scenario"
+)
+
+func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
+	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
+	defer cancel()
+	switch w.For {
+	case "primary":
+		var exclude string
+		if w.Excluding != "" {
+			exclude, _ = r.nodeOf(w.Excluding)
+		}
+		return poll(ctx, func() (bool, string) {
+			hs := r.cluster.Masters.Health(ctx)
+			for i, h := range hs {
+				if h.Serving && h.Role == "primary" && r.cluster.Masters.Nodes[i].Name != exclude {
+					return true, ""
+				}
+			}
+			return false, "no serving primary" + excludeNote(exclude)
+		})
+	case "caught-up":
+		return r.waitCaughtUp(ctx, w.Timeout)
+	case "ops":
+		if r.gen == nil {
+			return errors.New("wait for ops: traffic is not running")
+		}
+		_, base := r.gen.Ops()
+		return poll(ctx, func() (bool, string) {
+			_, ok := r.gen.Ops()
+			return ok-base >= int64(w.Ops), fmt.Sprintf("%d of %d acknowledged ops", ok-base, w.Ops)
+		})
+	case "snapshots":
+		if w.Covering {
+			return r.waitLatestCovers(ctx)
+		}
+		return r.waitSnapshots(ctx, w.Count)
+	case "metric":
+		return poll(ctx, func() (bool, string) {
+			if err := r.assertMetric(ctx, w.Metric); err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
+	case "failpoint":
+		return r.waitFailpoint(ctx, w)
+	case "pruned":
+		cli, ks, err := r.etcd()
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		return poll(ctx, func() (bool, string) {
+			sh, err := r.oplogShape(ctx, cli, ks)
+			if err != nil {
+				return false, err.Error()
+			}
+			return sh.Floor > 0 && sh.Lowest > sh.Floor, sh.String()
+		})
+	case "role":
+		node := w.Node
+		if n, ok := r.nodeOf(w.Node); ok {
+			node = n
+		}
+		ended := r.ended[w.Node]
+		return poll(ctx, func() (bool, string) {
+			if ended != nil && w.Role != "down" {
+				if n, ok := r.env.Node(node); ok {
+					if cur, ok := r.cluster.Masters.Process(n); !ok || cur == ended {
+						return false, fmt.Sprintf("%s has not started again since %s ended it", node, w.Node)
+					}
+				}
+			}
+			if w.Role == "down" {
+				// Down is the process gone, not only its API: a node that
+				// panicked closes its listener before it has exited, and a
+				// heal in that moment would find it still running.
+				return !r.env.Running(node), fmt.Sprintf("%s's process is still running", node)
+			}
+			role := r.roleOf(ctx, node)
+			if role == "" {
+				return false, "no master " + node
+			}
+			return role == w.Role, fmt.Sprintf("%s is %s", node, role)
+		})
+	}
+	return fmt.Errorf("unknown wait %q", w.For)
+}
+
+// waitFailpoint waits until a failpoint's term has fired the wanted number
+// of times on its node: the window it marks has been reached (and, for a
+// hold term, the node stays in it until the fault is healed).
+func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
+	node, name := w.Node, w.Failpoint
+	if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
+		node, _ = r.nodeOf(w.Node)
+		if name == "" && in.Spec.Kind == "failpoint" {
+			name = in.Spec.Name
+		}
+	}
+	hits := max(w.Hits, 1)
+	defer func() { r.lastFailpointHit = fmt.Sprintf("%s@%s×%d", name, node, hits) }()
+	return poll(ctx, func() (bool, string) {
+		n, err := r.env.FailpointHits(ctx, node, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		if !r.env.Running(node) {
+			return false, fmt.Sprintf("%s is not running", node)
+		}
+		return n >= hits, fmt.Sprintf("failpoint %s fired %d of %d times on %s", name, n, hits, node)
+	})
+}
+
+func excludeNote(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " other than " + n
+}
+
+// waitCaughtUp waits until a primary serves and every running master has
+// applied at least what the primary had when the wait began (under load the
+// cursors move on; equality is only expected once traffic stops).
+func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var target *client.Cursor
+	return poll(ctx, func() (bool, string) {
+		hs := r.cluster.Masters.Health(ctx)
+		var primary *client.Health
+		for i := range hs {
+			if hs[i].Serving {
+				primary = &hs[i]
+			}
+		}
+		if primary == nil {
+			return false, "no serving primary"
+		}
+		if target == nil {
+			// The target is what is durable in etcd, not the primary's
+			// cursor: a primary whose append is still in flight (its
+			// response stuck on a link a partition broke) has made a batch
+			// durable that it has not applied yet.
+			// (An unreadable prefix — a scenario's garbage — leaves the
+			// primary's cursor as the target.)
+			c := primary.Cursor
+			if d, err := r.durableBatch(ctx); err == nil && d > c.BatchID {
+				c = client.Cursor{BatchID: d}
+			}
+			target = &c
+		}
+		for i, h := range hs {
+			p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name)
+			if !ok || !p.Running() {
+				continue
+			}
+			if h.Cursor.BatchID < target.BatchID {
+				return false, fmt.Sprintf("%s at batch %d, waiting for batch %d", h.NodeID, h.Cursor.BatchID, target.BatchID)
+			}
+		}
+		return true, ""
+	})
+}
+
+// poll calls cond every 50ms until it holds or ctx ends; the error carries
+// cond's last word on why not.
+func poll(ctx context.Context, cond func() (bool, string)) error {
+	var why string
+	for {
+		var ok bool
+		ok, why = cond()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s", ctx.Err(), why)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitSnapshots waits for count new publications of the latest pointer,
+// reading etcd directly (the observer puts each on the timeline).
+func (r *run) waitSnapshots(ctx context.Context, count int) error {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	key := ks.SnapshotLatest()
+	var last string
+	if resp, err := cli.Get(ctx, key); err == nil && len(resp.Kvs) > 0 {
+		last = string(resp.Kvs[0].Value)
+	}
+	seen := 0
+	return poll(ctx, func() (bool, string) {
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(resp.Kvs) > 0 && string(resp.Kvs[0].Value) != last {
+			last = string(resp.Kvs[0].Value)
+			seen++
+		}
+		return seen >= count, fmt.Sprintf("%d of %d publications", seen, count)
+	})
+}
+
+// waitLatestCovers waits until the latest pointer names the durable
+// prefix's batch.
+func (r *run) waitLatestCovers(ctx context.Context) error {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	return poll(ctx, func() (bool, string) {
+		durable, err := durableBatchOf(ctx, cli, ks)
+		if err != nil {
+			return false, err.Error()
+		}
+		resp, err := cli.Get(ctx, ks.SnapshotLatest())
+		if err != nil || len(resp.Kvs) == 0 {
+			return false, fmt.Sprintf("no latest pointer (durable batch %d)", durable)
+		}
+		var p struct {
+			Batch uint64 `json:"last_included_batch_id"`
+		}
+		if err := json.Unmarshal(resp.Kvs[0].Value, &p); err != nil {
+			return false, "unparseable latest pointer"
+		}
+		return p.Batch >= durable, fmt.Sprintf("latest at batch %d, durable batch %d", p.Batch, durable)
+	})
+}
+
+func pointerSummary(raw string) string {
+	var p struct {
+		ID    string `json:"snapshot_id"`
+		Batch uint64 `json:"last_included_batch_id"`
+	}
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return "unparseable latest pointer"
+	}
+	return fmt.Sprintf("%s at batch %d", p.ID, p.Batch)
+}
