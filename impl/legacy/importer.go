@@ -14,6 +14,7 @@ import (
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
@@ -180,7 +181,7 @@ func (im Importer) Import(ctx context.Context, legacyCluster string, snap *Snaps
 		absent(ks.SnapshotLatest()), absent(ks.SnapshotFallback()), absent(ks.CompactionFloor()), absent(ks.LegacyImport()),
 	).Then(
 		clientv3.OpPut(ks.SnapshotLatest(), string(enc)),
-		clientv3.OpPut(ks.CompactionFloor(), string(oplog.Floor{BatchID: cur.BatchID}.Encode())),
+		retention.InitialFloorOp(ks, cur.BatchID),
 		clientv3.OpPut(ks.Batch(cur.BatchID), string(rec)),
 		clientv3.OpPut(ks.DurablePrefix(), string(oplog.DurablePrefix{BatchID: cur.BatchID, LastSeq: cur.Seq}.Encode())),
 		clientv3.OpPut(ks.LegacyImport(), string(mk.Encode())),

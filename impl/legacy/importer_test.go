@@ -19,6 +19,7 @@ import (
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )
@@ -335,16 +336,16 @@ func TestPruneAfterImport(t *testing.T) {
 	w := newImportWorld(t)
 	res, err := w.importer(t).Import(ctx, "mooncake_cluster", openFixture(t, "small"))
 	require.NoError(t, err)
-	guard := oplog.DeleteGuard{ProducerView: w.view, RequireFloor: true}
-	_, err = oplog.DeleteThrough(ctx, w.srv.Client, w.ks, 1, guard)
-	require.ErrorIs(t, err, oplog.ErrWouldDeletePrefix)
+	guard := retention.DeleteGuard{ProducerView: w.view, RequireFloor: true}
+	_, err = retention.DeleteThrough(ctx, w.srv.Client, w.ks, 1, guard)
+	require.ErrorIs(t, err, retention.ErrWouldDeletePrefix)
 
 	wr, err := oplog.NewWriter(ctx, w.srv.Client, w.ks, w.view)
 	require.NoError(t, err)
 	seg := state.Segment{Endpoint: "10.1.1.1:1", Name: "new", Capacity: 1 << 20, Kind: state.ReplicaMemory}
 	_, err = wr.Append(ctx, []state.Entry{state.MountSegment(seg)})
 	require.NoError(t, err)
-	del, err := oplog.DeleteThrough(ctx, w.srv.Client, w.ks, 1, guard)
+	del, err := retention.DeleteThrough(ctx, w.srv.Client, w.ks, 1, guard)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), del.Deleted)
 	require.Nil(t, w.get(t, w.ks.Batch(1)))

@@ -15,9 +15,9 @@ import (
 
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
-	"github.com/oplogha/oplogha/impl/maintain"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -84,7 +84,7 @@ type Master struct {
 	refused error
 	// verified remembers snapshots this node verified completely (the
 	// retention cycle's cache).
-	verified *maintain.Verified
+	verified *retention.Verified
 	// headTime adds up the time the snapshot store's HEADs take.
 	headTime atomic.Int64
 	// growth estimates the capacity exhaustion horizon.
@@ -97,7 +97,7 @@ func New(cfg Config, log *slog.Logger) (*Master, error) {
 		return nil, &ConfigError{Errs: errs}
 	}
 	ks, _ := keyspace.New(cfg.ClusterID)
-	m := &Master{cfg: cfg, ks: ks, m: newMetrics(), st: state.New(), role: RoleStarting, verified: &maintain.Verified{},
+	m := &Master{cfg: cfg, ks: ks, m: newMetrics(), st: state.New(), role: RoleStarting, verified: &retention.Verified{},
 		log: log.With("node", cfg.nodeID(), "cluster", cfg.ClusterID)}
 	m.m.setRole(RoleStarting)
 	return m, nil

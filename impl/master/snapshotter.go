@@ -10,9 +10,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/maintain"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )
@@ -124,12 +124,7 @@ func lagAdmits(durable, applied uint64, max int) (uint64, bool) {
 }
 
 func (m *Master) readFloor(ctx context.Context) (uint64, error) {
-	resp, err := m.cli.Get(ctx, m.ks.CompactionFloor())
-	if err != nil || len(resp.Kvs) == 0 {
-		return 0, err
-	}
-	f, err := oplog.DecodeFloor(resp.Kvs[0].Value)
-	return f.BatchID, err
+	return retention.ReadFloor(ctx, m.cli, m.ks)
 }
 
 // admit reads pointers, prefix and floor and applies the trigger and
@@ -332,7 +327,7 @@ func orphanReason(err error) string {
 // retain runs the retention cycle under the lease just used to publish.
 func (m *Master) retain(ctx context.Context, lease *publish.Lease) {
 	grace := time.Duration(float64(m.cfg.SnapshotIntervalSeconds)*m.cfg.SnapshotGCGraceMultiplier*1000) * time.Millisecond
-	rep, err := maintain.Run(ctx, m.cli, m.ks, m.store, maintain.Options{Prefix: m.storePrefix(), GC: m.cfg.EnableSnapshotGC, Prune: m.cfg.EnableOplogPruning,
+	rep, err := retention.Run(ctx, m.cli, m.ks, m.store, retention.Options{Prefix: m.storePrefix(), GC: m.cfg.EnableSnapshotGC, Prune: m.cfg.EnableOplogPruning,
 		Grace: grace, Lease: lease, Verified: m.verified,
 		AfterGC: func() { hit(fpMaintainAfterGC) }, AfterCAS: func() { hit(fpMaintainAfterFloor) },
 		GCDeleteFault: func(string) error { return injected(fpMaintainGCDeleteFails) },
@@ -348,11 +343,11 @@ func (m *Master) retain(ctx context.Context, lease *publish.Lease) {
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, maintain.ErrLeaseLost):
+		case errors.Is(err, retention.ErrLeaseLost):
 			m.m.leaseLosses.WithLabelValues("retain").Inc()
-		case errors.Is(err, maintain.ErrRangeDelete):
+		case errors.Is(err, retention.ErrRangeDelete):
 			m.m.rangeDeleteFailures.Inc()
-		case errors.Is(err, maintain.ErrFloorCAS):
+		case errors.Is(err, retention.ErrFloorCAS):
 			m.m.floorCASFailures.Inc()
 		}
 		m.log.Warn("retention cycle failed", "phase", "retain", "code", "retain_failed", "floor", rep.Floor, "err", err)

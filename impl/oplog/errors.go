@@ -52,15 +52,6 @@ var (
 	// committer's byte budget, or etcd answering "request is too large").
 	// A definite failure: nothing is durable and the writer goes on.
 	ErrBatchTooLarge = errors.New("batch too large for one etcd request")
-	// ErrWouldDeletePrefix: a range delete would remove the durable prefix's batch.
-	ErrWouldDeletePrefix = errors.New("range delete would remove the durable prefix batch")
-	// ErrFloorBelow: the compaction floor does not cover the requested delete.
-	ErrFloorBelow = errors.New("compaction floor does not cover the range")
-	// ErrWriterFenced: the maintenance lease's writer key no longer holds
-	// the token a guarded delete was made under.
-	ErrWriterFenced = errors.New("maintenance writer token no longer holds")
-	// ErrFloorMoved: the compaction floor changed between read and delete.
-	ErrFloorMoved = errors.New("compaction floor changed during the delete")
 )
 
 // RecordError says which stored record failed to decode.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
-	"github.com/oplogha/oplogha/impl/maintain"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/publish"
 )
 
@@ -50,7 +50,7 @@ func BenchmarkEtcdCost(b *testing.B) {
 			c.publish, c.pubDesc = n.total(), n.String()
 		}
 		n.reset()
-		rep, err := maintain.Run(ctx, cli, lw.ks, w.store, maintain.Options{Prefix: path.Join("snapshots", path.Base(lw.ks.Root())), Prune: true})
+		rep, err := retention.Run(ctx, cli, lw.ks, w.store, retention.Options{Prefix: path.Join("snapshots", path.Base(lw.ks.Root())), Prune: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/minio/crc64nvme"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/impl/maintain"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
@@ -22,8 +22,8 @@ import (
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-func opts(grace time.Duration) maintain.Options {
-	return maintain.Options{Prefix: storePrefix, GC: true, Prune: true, Grace: grace}
+func opts(grace time.Duration) retention.Options {
+	return retention.Options{Prefix: storePrefix, GC: true, Prune: true, Grace: grace}
 }
 
 // GC over versitygw: both protected groups, a recent orphan, an in-flight
@@ -147,7 +147,7 @@ func TestPartialGCFailureIsRetriedAndNeverBlocksPruning(t *testing.T) {
 
 // crash runs one cycle whose hook panics, as a process killed in that window
 // would stop, and returns what the cycle had done.
-func crash(t *testing.T, wd *world, o maintain.Options) {
+func crash(t *testing.T, wd *world, o retention.Options) {
 	t.Helper()
 	done := make(chan any)
 	go func() {
@@ -269,7 +269,7 @@ func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 	o := opts(time.Hour)
 	o.FloorCASFault = func() error { return errInjected }
 	_, err := wd.cycle(t, wd.st, o)
-	require.ErrorIs(t, err, maintain.ErrFloorCAS)
+	require.ErrorIs(t, err, retention.ErrFloorCAS)
 	require.Zero(t, wd.floor())
 	lo, _, _ := wd.batchRange()
 	require.Equal(t, uint64(1), lo, "a failed floor CAS deletes nothing")
@@ -277,7 +277,7 @@ func TestFloorCASAndRangeDeleteFailures(t *testing.T) {
 	o = opts(time.Hour)
 	o.DeleteFault = func() error { return errInjected }
 	_, err = wd.cycle(t, wd.st, o)
-	require.ErrorIs(t, err, maintain.ErrRangeDelete)
+	require.ErrorIs(t, err, retention.ErrRangeDelete)
 	require.Equal(t, sSafe.LastIncludedBatchID, wd.floor(), "the floor was published")
 	lo, _, _ = wd.batchRange()
 	require.Equal(t, uint64(1), lo, "the covered batches are retained")

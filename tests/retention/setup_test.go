@@ -23,7 +23,7 @@ import (
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/maintain"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
@@ -153,13 +153,13 @@ func (wd *world) publish(p publish.Pointer) {
 // published appends n batches, snapshots the state and publishes it.
 // cycle runs one retention cycle on st under a maintenance lease taken
 // for it (and released after, even when the cycle panics).
-func (wd *world) cycle(t *testing.T, st objstore.Store, o maintain.Options) (maintain.Report, error) {
+func (wd *world) cycle(t *testing.T, st objstore.Store, o retention.Options) (retention.Report, error) {
 	t.Helper()
 	l, err := publish.AcquireLease(ctxT(t), wd.cli, wd.ks, "maintainer", 10)
 	require.NoError(t, err)
 	defer l.Release(context.Background())
 	o.Lease = l
-	return maintain.Run(ctxT(t), wd.cli, wd.ks, st, o)
+	return retention.Run(ctxT(t), wd.cli, wd.ks, st, o)
 }
 
 func (wd *world) published(n int) publish.Pointer {

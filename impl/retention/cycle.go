@@ -1,11 +1,15 @@
-// Package maintain is the retention cycle of RFC N10–N11, run by the holder
-// of the maintenance lease right after it publishes: with both pointers
+// Package retention owns the compaction floor's movement: the retention
+// cycle of RFC N10–N11 (cycle.go), the floor's monotonic CAS (floor.go) and
+// the guarded range delete of the batches it covers (rangedelete.go). The
+// floor's bytes are impl/contract's; readers (impl/oplog, impl/publish) only
+// read it. The cycle is run by the holder of the maintenance lease right
+// after it publishes: with both pointers
 // independently valid and ordered (S_new, S_safe), it garbage-collects
 // snapshot groups nobody protects (best effort), revalidates the two
 // protected snapshots' metadata, CASes the compaction floor monotonically to
 // S_safe's batch, and only after that commit deletes the covered batches with
 // the guarded range delete. Either slot invalid: no floor, no deletion.
-package maintain
+package retention
 
 import (
 	"context"
@@ -20,7 +24,6 @@ import (
 
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
 )
@@ -168,11 +171,11 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 	}
 	// The delete commits only on the namespace as validated: the view read
 	// with the pointers, the floor just published, and the writer token.
-	res, err := oplog.DeleteThrough(ctx, cli, ks, floor, oplog.DeleteGuard{ProducerView: o.View, RequireFloor: true, WriterToken: opts.Lease.OwnerToken()})
+	res, err := DeleteThrough(ctx, cli, ks, floor, DeleteGuard{ProducerView: o.View, RequireFloor: true, WriterToken: opts.Lease.OwnerToken()})
 	switch {
-	case errors.Is(err, oplog.ErrWouldDeletePrefix):
+	case errors.Is(err, ErrWouldDeletePrefix):
 		return rep, nil // nothing past the prefix to delete yet
-	case errors.Is(err, oplog.ErrWriterFenced):
+	case errors.Is(err, ErrWriterFenced):
 		return rep, fmt.Errorf("%w: range delete through %d refused: %w", ErrLeaseLost, floor, err)
 	case err != nil:
 		return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, floor, err)
@@ -368,36 +371,4 @@ func revalidate(ctx context.Context, st objstore.Store, p publish.Pointer) error
 		}
 	}
 	return nil
-}
-
-// CASFloor moves the floor to target if it is below it and returns the
-// floor after the call; it never decreases it (moved is false when the
-// floor already covers target). The transaction compares the writer token
-// (a cycle whose lease was lost moves nothing: ErrLeaseLost) and the floor
-// as observed (observed nil: no floor yet).
-func CASFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token string, observed []byte, target uint64) (uint64, bool, error) {
-	cmp := clientv3.Compare(clientv3.CreateRevision(ks.CompactionFloor()), "=", 0)
-	if observed != nil {
-		cur, err := oplog.DecodeFloor(observed)
-		if err != nil {
-			return 0, false, &oplog.RecordError{Key: ks.CompactionFloor(), Err: err}
-		}
-		if cur.BatchID >= target {
-			return cur.BatchID, false, nil
-		}
-		cmp = clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(observed))
-	}
-	put, err := kv.Txn(ctx).If(cmp, clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", token)).
-		Then(clientv3.OpPut(ks.CompactionFloor(), string(oplog.Floor{BatchID: target}.Encode()))).
-		Else(clientv3.OpGet(ks.SnapshotWriter())).Commit()
-	if err != nil {
-		return 0, false, err
-	}
-	if !put.Succeeded {
-		if kvs := put.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != token {
-			return 0, false, fmt.Errorf("%w: floor CAS to %d refused", ErrLeaseLost, target)
-		}
-		return 0, false, errors.New("floor changed concurrently")
-	}
-	return target, true, nil
 }

@@ -1,12 +1,15 @@
-package oplog
+package retention
 
 import (
 	"context"
 	"fmt"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/oplog"
 )
 
 // DeleteGuard is what a guarded range delete must find in etcd for the
@@ -51,31 +54,31 @@ func DeleteThrough(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, th
 	}
 	prefixKV, floorKV, viewKV := firstKV(resp.Responses[0]), firstKV(resp.Responses[1]), firstKV(resp.Responses[2])
 	if prefixKV == nil {
-		return DeleteResult{}, fmt.Errorf("range delete: %w", ErrNoDurablePrefix)
+		return DeleteResult{}, fmt.Errorf("range delete: %w", oplog.ErrNoDurablePrefix)
 	}
-	prefix, err := DecodeDurablePrefix(prefixKV.Value)
+	prefix, err := oplog.DecodeDurablePrefix(prefixKV.Value)
 	if err != nil {
-		return DeleteResult{}, &RecordError{Key: ks.DurablePrefix(), Err: err}
+		return DeleteResult{}, &oplog.RecordError{Key: ks.DurablePrefix(), Err: err}
 	}
 	if through >= prefix.BatchID {
 		return DeleteResult{}, fmt.Errorf("%w: through %d, durable prefix %d", ErrWouldDeletePrefix, through, prefix.BatchID)
 	}
-	viewRaw := string(EncodeProducerView(guard.ProducerView))
+	viewRaw := string(oplog.EncodeProducerView(guard.ProducerView))
 	if viewKV == nil || string(viewKV.Value) != viewRaw {
 		cur := uint64(0)
 		if viewKV != nil {
-			cur, _ = DecodeProducerView(viewKV.Value)
+			cur, _ = oplog.DecodeProducerView(viewKV.Value)
 		}
-		return DeleteResult{}, &FencedError{Mine: guard.ProducerView, Current: cur}
+		return DeleteResult{}, &oplog.FencedError{Mine: guard.ProducerView, Current: cur}
 	}
 	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.Value(ks.ProducerView()), "=", viewRaw)}
 	if guard.RequireFloor {
 		if floorKV == nil {
 			return DeleteResult{}, fmt.Errorf("%w: no floor published, through %d", ErrFloorBelow, through)
 		}
-		f, err := DecodeFloor(floorKV.Value)
+		f, err := oplog.DecodeFloor(floorKV.Value)
 		if err != nil {
-			return DeleteResult{}, &RecordError{Key: ks.CompactionFloor(), Err: err}
+			return DeleteResult{}, &oplog.RecordError{Key: ks.CompactionFloor(), Err: err}
 		}
 		if f.BatchID < through {
 			return DeleteResult{}, fmt.Errorf("%w: floor %d, through %d", ErrFloorBelow, f.BatchID, through)
@@ -101,11 +104,19 @@ func DeleteThrough(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, th
 		if v := firstKV(del.Responses[0]); v == nil || string(v.Value) != viewRaw {
 			cur := uint64(0)
 			if v != nil {
-				cur, _ = DecodeProducerView(v.Value)
+				cur, _ = oplog.DecodeProducerView(v.Value)
 			}
-			return DeleteResult{}, &FencedError{Mine: guard.ProducerView, Current: cur}
+			return DeleteResult{}, &oplog.FencedError{Mine: guard.ProducerView, Current: cur}
 		}
 		return DeleteResult{}, fmt.Errorf("range delete through %d: %w", through, ErrFloorMoved)
 	}
 	return DeleteResult{Through: through, Deleted: del.Responses[0].GetResponseDeleteRange().Deleted, Revision: del.Header.Revision}, nil
+}
+
+// firstKV is the first key of a transaction's range response, nil when none.
+func firstKV(r *pb.ResponseOp) *mvccpb.KeyValue {
+	if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+		return kvs[0]
+	}
+	return nil
 }

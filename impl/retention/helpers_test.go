@@ -1,4 +1,4 @@
-package maintain
+package retention
 
 import clientv3 "go.etcd.io/etcd/client/v3"
 

@@ -1,4 +1,4 @@
-package maintain
+package retention
 
 import (
 	"context"
