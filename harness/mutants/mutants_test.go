@@ -22,7 +22,7 @@ func TestCorpusParsesAndNamesRealScenarios(t *testing.T) {
 		}
 		wheres[m.Where] = true
 	}
-	for _, pkg := range []string{"impl/oplog", "impl/publish", "impl/maintain", "impl/master", "impl/snapshot"} {
+	for _, pkg := range []string{"impl/oplog", "impl/publish", "impl/retention", "impl/master", "impl/snapshot"} {
 		require.True(t, wheres[pkg], "no mutant in %s", pkg)
 	}
 }

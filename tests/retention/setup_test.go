@@ -1,4 +1,4 @@
-// Package retention tests the retention cycle (impl/maintain) against the
+// Package retention tests the retention cycle (impl/retention) against the
 // real parts it runs on in production: an etcd process built from go.mod and
 // versitygw as the S3 server, reached through the s3 backend (minio-go).
 // Faults are injected by wrapping the real store, never by replacing it.
