@@ -122,13 +122,16 @@ type StoreReport struct {
 	Listing   []ListedObject `json:"listing,omitempty"`
 }
 
-// PointerCheck is one final pointer opened by exact keys and verified.
+// PointerCheck is one final pointer and the verdict on the snapshot it
+// names, opened by exact keys and verified (the runner takes it from the
+// operator's verifier, which opens each pointer's snapshot with
+// contract.OpenSnapshot).
 type PointerCheck struct {
 	Slot       string `json:"slot"`
 	Raw        string `json:"raw,omitempty"`
 	SnapshotID string `json:"snapshot_id,omitempty"`
-	Valid      bool   `json:"valid"` // the pointer decoded
-	Verified   bool   `json:"verified"`
+	Valid      bool   `json:"valid"`    // the pointer decoded
+	Verified   bool   `json:"verified"` // its snapshot opened and verified
 	Error      string `json:"error,omitempty"`
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/verify"
 )
 
@@ -87,11 +86,14 @@ func (r *run) collect(ctx context.Context) error {
 	if err := bundle.WriteJSON(r.dir, bundle.EtcdMembersFile, r.cluster.Etcd.Status(ctx)); err != nil {
 		return err
 	}
-	if err := r.collectObjects(ctx, final); err != nil {
+	// The verifier opens every pointer's snapshot (one read per snapshot);
+	// the objects audit's pointer checks are its verdicts.
+	vrep, verr := r.verifyNamespace(ctx, cli, ks)
+	if err := r.collectObjects(ctx, final, vrep, verr); err != nil {
 		return fmt.Errorf("object store: %w", err)
 	}
-	if err := r.verifyNamespace(ctx, cli, ks); err != nil {
-		return fmt.Errorf("verify the namespace: %w", err)
+	if verr != nil {
+		return fmt.Errorf("verify the namespace: %w", verr)
 	}
 	return r.keepHistory(ctx, cli, ks, final.Revision)
 }
@@ -221,11 +223,13 @@ func copyLogs(work, dst string) error {
 
 // verifyNamespace runs what oplogctl verify runs on the namespace the run
 // left (the masters still frozen) and keeps its report for the
-// operator-verify audit.
-func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) error {
+// operator-verify audit. With a store, the verifier opens each pointer's
+// snapshot by exact keys (contract.OpenSnapshot); collectObjects takes its
+// verdicts from the report returned.
+func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (*verify.Report, error) {
 	st, err := r.store()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opt := verify.Options{Store: st}
 	if st != nil {
@@ -233,14 +237,16 @@ func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks cont
 	}
 	rep, err := verify.Namespace(ctx, cli, ks, opt)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return bundle.WriteJSON(r.dir, bundle.VerifyFile, rep)
+	return rep, bundle.WriteJSON(r.dir, bundle.VerifyFile, rep)
 }
 
-// collectObjects opens every final pointer's snapshot by exact keys, as a
-// recovering node would, and lists the cluster's snapshot prefix.
-func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
+// collectObjects records every final pointer with the verifier's verdict
+// on the snapshot it names (vrep, from verifyNamespace, which opened each
+// by exact keys as a recovering node would; verr when it could not run),
+// and lists the cluster's snapshot prefix.
+func (r *run) collectObjects(ctx context.Context, final etcddump.Final, vrep *verify.Report, verr error) error {
 	st, err := r.store()
 	if err != nil || st == nil {
 		return err
@@ -263,15 +269,7 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
 			continue
 		}
 		pc.Valid, pc.SnapshotID = true, p.SnapshotID
-		d, _, _, err := snapshot.Open(ctx, st, p.ObjectPrefix, snapshot.Visitor{})
-		if err == nil {
-			err = d.Agree(p)
-		}
-		if err != nil {
-			pc.Error = err.Error()
-		} else {
-			pc.Verified = true
-		}
+		pc.Verified, pc.Error = openedByVerifier(slot.name, p.SnapshotID, vrep, verr)
 		rep.Pointers = append(rep.Pointers, pc)
 	}
 	list, err := st.List(ctx, r.snapshotPrefix())
@@ -287,4 +285,31 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final) error {
 	}
 	rep.Snapshots = countGroups(list, r.snapshotPrefix())
 	return bundle.WriteJSON(r.dir, bundle.ObjectsFile, rep)
+}
+
+// openedByVerifier is the verifier's verdict on the snapshot the slot's
+// final pointer names: verified, or why not. A verifier that did not run,
+// or read another pointer in the slot, verified nothing.
+func openedByVerifier(slot, id string, vrep *verify.Report, verr error) (bool, string) {
+	if vrep == nil {
+		if verr == nil {
+			verr = fmt.Errorf("no report")
+		}
+		return false, "the namespace verifier did not run: " + verr.Error()
+	}
+	for _, vp := range vrep.Pointers {
+		switch {
+		case vp.Slot != slot:
+			continue
+		case vp.SnapshotID != id:
+			return false, fmt.Sprintf("the verifier read a %s pointer naming %s, the final keys one naming %s", slot, vp.SnapshotID, id)
+		case vp.Opened:
+			return true, ""
+		case vp.Error != "":
+			return false, vp.Error
+		default:
+			return false, "the verifier did not open it"
+		}
+	}
+	return false, fmt.Sprintf("the verifier found no decodable %s pointer", slot)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
-	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
 // samples is the run's retention series, appended by sample.
@@ -148,7 +147,7 @@ func missingTargets(before, after [2][]byte, list []objstore.Info, prefix string
 		if err != nil {
 			continue
 		}
-		if !have[p.ObjectPrefix+"/"+snapshot.DescriptorName] {
+		if !have[p.ObjectPrefix+"/"+contract.DescriptorName] {
 			out = append(out, name+" "+p.SnapshotID)
 		}
 	}

@@ -17,6 +17,12 @@
 //     payload checksum) and cursor.go (the batch cursor it carries);
 //     importrecord.go: the legacy import record and the batch 1 an import
 //     writes;
+//   - descriptor.go, manifest.go, envelope.go, objectlayout.go: the
+//     snapshot objects a pointer leads to (descriptor, manifest, payload
+//     envelope header, object names) and the rules by which they agree;
+//     snapshotread.go, snapshotopen.go: OpenSnapshot, the read-only check
+//     of a pointer's snapshot by exact keys, through an ObjectGetter the
+//     caller passes (snapshoterrors.go: their sentinel errors);
 //   - payload_metadata.go, payload_segment.go: the struct_pack payloads the
 //     entries carry (structpack.go is the struct_pack wire format).
 //
@@ -27,5 +33,6 @@
 // Encoders write what upstream writes, and refuse a batch its decoder would
 // refuse. Every decode error wraps one of the sentinel errors (errors.Is) in
 // an *Error carrying the reason. Nothing here panics on any input (but
-// MustKeyspace, meant for constant ids), holds state, or does I/O.
+// MustKeyspace, meant for constant ids), holds state, or does I/O of its
+// own (the snapshot readers read through the caller's ObjectGetter).
 package contract

@@ -1,7 +1,11 @@
-// Package snapshot is the snapshot format: the schema-v1 descriptor (and the
-// legacy three-field one), the manifest, the payload envelope, and the
-// streaming chunk codec that turns an immutable capture into a payload and
-// back with bounded memory.
+// Package snapshot is the snapshot payload: the streaming chunk codec that
+// turns an immutable capture into a payload and back with bounded memory,
+// and the writing (Prepare, Write) and reading (Open, OpenState) of whole
+// snapshots. The records around the payload — the schema-v1 descriptor (and
+// the legacy three-field one), the manifest, the payload envelope header,
+// the object names and the rules by which they agree — are impl/contract's
+// (descriptor.go, manifest.go, envelope.go here alias them), so the harness
+// and the operator's verifier read them without this package.
 //
 // A payload is one byte stream: a fixed 72-byte envelope header, then one
 // segments record, then one record per chunk of at most ChunkObjects

@@ -9,21 +9,22 @@ import (
 
 	"github.com/minio/crc64nvme"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
 // DefaultChunkObjects is the default number of objects per chunk object.
 const DefaultChunkObjects = 1 << 20
 
-// Object names inside a snapshot's prefix.
+// Object names inside a snapshot's prefix: the contract's object layout.
 const (
-	SegmentsObject = "segments.bin"
-	ManifestObject = "manifest.json"
-	DescriptorName = "descriptor.json"
+	SegmentsObject = contract.SegmentsObject
+	ManifestObject = contract.ManifestObject
+	DescriptorName = contract.DescriptorName
 )
 
-// ChunkObject names chunk n.
-func ChunkObject(n int) string { return fmt.Sprintf("chunks/%06d.bin", n) }
+// ChunkObject names chunk n (contract.ChunkObject).
+func ChunkObject(n int) string { return contract.ChunkObject(n) }
 
 // Part is one stored object of the payload: a byte range of the stream.
 type Part struct {

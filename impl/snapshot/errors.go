@@ -8,16 +8,18 @@ import (
 )
 
 // Decode errors, typed so callers (bootstrap, audits) can branch on them.
+// The format's are the contract's (contract.ErrSnapshotMalformed, …): the
+// descriptor, manifest and envelope decode there.
 var (
-	ErrMalformed       = errors.New("malformed snapshot record")
-	ErrVersion         = errors.New("unsupported snapshot version")
-	ErrTruncated       = errors.New("snapshot payload truncated")
-	ErrOverflow        = errors.New("snapshot field overflows")
-	ErrChecksum        = errors.New("snapshot checksum mismatch")
-	ErrCount           = errors.New("snapshot object count mismatch")
-	ErrCursorMismatch  = errors.New("snapshot cursor fields disagree")
-	ErrIdentity        = errors.New("snapshot identity fields disagree")
-	ErrTrailing        = errors.New("snapshot payload has trailing bytes")
+	ErrMalformed       = contract.ErrSnapshotMalformed
+	ErrVersion         = contract.ErrSnapshotVersion
+	ErrTruncated       = contract.ErrSnapshotTruncated
+	ErrOverflow        = contract.ErrSnapshotOverflow
+	ErrChecksum        = contract.ErrSnapshotChecksum
+	ErrCount           = contract.ErrSnapshotCount
+	ErrCursorMismatch  = contract.ErrSnapshotCursor
+	ErrIdentity        = contract.ErrSnapshotIdentity
+	ErrTrailing        = contract.ErrSnapshotTrailing
 	ErrBadChecksumTag  = contract.ErrChecksumTag // the contract's: not "<algorithm>:<base64 of 8 bytes>"
 	ErrCaptureTooLarge = errors.New("capture would exceed max_snapshot_capture_bytes")
 	ErrDiskBudget      = errors.New("snapshot work dir lacks free space")

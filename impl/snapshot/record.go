@@ -12,6 +12,7 @@ import (
 
 	"github.com/minio/crc64nvme"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -27,7 +28,7 @@ const (
 
 	maxString       = state.MaxKeyBytes
 	maxReplicas     = 1024
-	maxChunkObjects = 1 << 26
+	maxChunkObjects = contract.MaxChunkObjects
 )
 
 var (

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/minio/crc64nvme"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/objstore"
 )
 
@@ -121,17 +121,10 @@ func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix 
 	return w, nil
 }
 
-// ReadSmall reads a small object whole (descriptor, manifest), bounded.
+// ReadSmall reads a small object whole (descriptor, manifest), bounded
+// (contract.ReadSmallObject).
 func ReadSmall(ctx context.Context, st objstore.Store, key string) ([]byte, error) {
-	rc, info, err := st.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	if info.Size > 16<<20 {
-		return nil, fmt.Errorf("%w: %s is %d bytes", ErrOverflow, key, info.Size)
-	}
-	return io.ReadAll(io.LimitReader(rc, 16<<20+1))
+	return contract.ReadSmallObject(ctx, objstore.Getter(st), key)
 }
 
 // Open reads a snapshot by exact keys — never by listing: the descriptor at
@@ -155,32 +148,15 @@ func open(ctx context.Context, st objstore.Store, prefix string, v Visitor, t *T
 	if t != nil {
 		defer func() { t.Decode = time.Since(start) }()
 	}
-	raw, err := ReadSmall(ctx, st, path.Join(prefix, DescriptorName))
+	g := objstore.Getter(st)
+	d, m, err := contract.ReadSnapshotHead(ctx, g, prefix)
 	if err != nil {
-		return Descriptor{}, Manifest{}, Header{}, fmt.Errorf("descriptor: %w", err)
-	}
-	d, err := DecodeDescriptor(raw)
-	if err != nil {
-		return Descriptor{}, Manifest{}, Header{}, fmt.Errorf("descriptor: %w", err)
-	}
-	if d.Legacy() || d.ObjectPrefix != prefix {
-		return d, Manifest{}, Header{}, fmt.Errorf("%w: descriptor at %s names prefix %q", ErrIdentity, prefix, d.ObjectPrefix)
-	}
-	raw, err = ReadSmall(ctx, st, d.ManifestKey)
-	if err != nil {
-		return d, Manifest{}, Header{}, fmt.Errorf("manifest: %w", err)
-	}
-	m, err := DecodeManifest(raw)
-	if err != nil {
-		return d, Manifest{}, Header{}, fmt.Errorf("manifest: %w", err)
-	}
-	if err := Agree(d, m); err != nil {
 		return d, m, Header{}, err
 	}
 	pr, pw := io.Pipe()
 	streamErr := make(chan error, 1)
 	go func() {
-		err := streamObjects(ctx, st, prefix, m, pw)
+		err := contract.StreamSnapshotObjects(ctx, g, prefix, m, pw)
 		if t != nil {
 			t.Download = time.Since(start)
 		}
@@ -200,64 +176,4 @@ func open(ctx context.Context, st objstore.Store, prefix string, v Visitor, t *T
 		return d, m, h, err
 	}
 	return d, m, h, nil
-}
-
-// streamObjects copies every payload object into w, verifying each.
-func streamObjects(ctx context.Context, st objstore.Store, prefix string, m Manifest, w io.Writer) error {
-	for _, e := range m.Entries() {
-		if err := copyVerified(ctx, st, path.Join(prefix, e.Key), e, w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func copyVerified(ctx context.Context, st objstore.Store, key string, e ManifestEntry, w io.Writer) error {
-	rc, info, err := st.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	if info.Size != e.Size {
-		return fmt.Errorf("%w: %s is %d bytes, manifest says %d", ErrIdentity, key, info.Size, e.Size)
-	}
-	_, want, err := ParseChecksum(e.Checksum)
-	if err != nil {
-		return err
-	}
-	// Hash the whole object even if the decoder stops reading early, so a
-	// corrupt object is named as such rather than by its first symptom.
-	h := crc64nvme.New()
-	sink := &forwardOnce{w: w}
-	n, err := io.Copy(io.MultiWriter(hashWriter{h}, sink), io.LimitReader(rc, e.Size+1))
-	if err != nil {
-		return err
-	}
-	if n != e.Size {
-		return fmt.Errorf("%w: %s gave %d bytes, manifest says %d", ErrTruncated, key, n, e.Size)
-	}
-	if got := h.Sum64(); got != want {
-		return fmt.Errorf("%w: %s crc64nvme %s, manifest says %s", ErrChecksum, key, CRC64NVME(got), e.Checksum)
-	}
-	return sink.err
-}
-
-type hashWriter struct{ h hash.Hash64 }
-
-func (w hashWriter) Write(p []byte) (int, error) { return w.h.Write(p) }
-
-// forwardOnce forwards writes until the first error, then swallows the rest
-// (remembering the error) so the caller can finish hashing.
-type forwardOnce struct {
-	w   io.Writer
-	err error
-}
-
-func (f *forwardOnce) Write(p []byte) (int, error) {
-	if f.err == nil {
-		if _, err := f.w.Write(p); err != nil {
-			f.err = err
-		}
-	}
-	return len(p), nil
 }

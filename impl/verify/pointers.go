@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/objstore"
 )
 
 // judgePointers holds each decoded pointer to the OpLog, the floor, the
 // other pointer and, with a store, the snapshot it names (read by exact
-// keys, as a recovering node reads it).
+// keys, as a recovering node reads it: contract.OpenSnapshot).
 func judgePointers(ctx context.Context, rep *Report, ks contract.Keyspace, h *head, s *scan, opt Options) error {
 	if opt.Store != nil {
 		rep.Store = opt.Store.Name()
@@ -38,16 +38,15 @@ func judgePointers(ctx context.Context, rep *Report, ks contract.Keyspace, h *he
 			rep.violate(ks.CompactionFloor(), "the compaction floor %d is above the %s snapshot's batch %d: batches its recovery replays may be gone", h.floor, sl.name, p.LastIncludedBatchID)
 		}
 		if opt.ObjectRoot != "" && !strings.HasPrefix(p.ObjectPrefix, opt.ObjectRoot) {
-			rep.violate(sl.key, "%s pointer names objects at %q, outside the cluster's object root %q", sl.name, p.ObjectPrefix, opt.ObjectRoot)
+			pr.Error = fmt.Sprintf("names objects at %q, outside the cluster's object root %q", p.ObjectPrefix, opt.ObjectRoot)
+			rep.violate(sl.key, "%s pointer %s", sl.name, pr.Error)
 		} else if opt.Store != nil {
-			d, _, _, err := snapshot.Open(ctx, opt.Store, p.ObjectPrefix, snapshot.Visitor{})
-			if err == nil {
-				err = d.Agree(*p)
-			}
+			_, err := contract.OpenSnapshot(ctx, objstore.Getter(opt.Store), *p)
 			if ctx.Err() != nil {
 				return fmt.Errorf("open the %s snapshot: %w", sl.name, ctx.Err())
 			}
 			if err != nil {
+				pr.Error = err.Error()
 				rep.violate(sl.key, "%s snapshot %s does not verify: %v", sl.name, p.SnapshotID, err)
 			} else {
 				pr.Opened = true

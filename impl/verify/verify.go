@@ -33,9 +33,14 @@ type Pointer struct {
 	SnapshotID string `json:"snapshot_id"`
 	BatchID    uint64 `json:"batch_id"`
 	Seq        uint64 `json:"seq"`
-	// Opened: the snapshot was read by exact keys and agreed with the
-	// pointer; false when no store was named or it did not verify.
+	// Opened: the snapshot was read by exact keys and verified
+	// (contract.OpenSnapshot: descriptor, manifest, every payload object's
+	// size and checksum, the envelope, all agreeing with the pointer);
+	// false when no store was named or it did not verify.
 	Opened bool `json:"opened"`
+	// Error is why a snapshot that was to be opened was not: outside the
+	// object root, or what the open refused (naming the object).
+	Error string `json:"error,omitempty"`
 }
 
 // Report is the verdict on one namespace.

@@ -19,19 +19,19 @@ const module = "github.com/oplogha/oplogha/"
 
 // allowed lists, per importing package (a directory of the repository),
 // the impl packages besides impl/contract it may import, and why. What is
-// left is what the harness does, not what it decodes: it opens a snapshot
-// (the descriptor, manifest and payload codecs are not in the contract),
-// talks to the object store, reads a legacy fixture and runs the operator's
-// verifier. The records it judges (keys, batches, prefix, view, floor,
-// pointer, snapshot id, checksum string, import record, import batch) are
-// all read through impl/contract. Each entry goes when its reason does.
+// left is what the harness does, not what it decodes: it talks to the
+// object store, reads a legacy fixture and runs the operator's verifier
+// (which opens each pointer's snapshot through the contract). The records
+// it judges (keys, batches, prefix, view, floor, pointer, snapshot id,
+// checksum string, import record, import batch, and the snapshot's
+// descriptor, manifest, envelope header and object names) are all read
+// through impl/contract. Each entry goes when its reason does.
 var allowed = map[string]map[string]string{
 	"harness/runner": {
 		"impl/legacy":            "reads a legacy fixture to know what an import must bring in",
 		"impl/objstore":          "the snapshot store client the harness lists and reads objects with",
 		"impl/objstore/localdir": "the local snapshot store",
 		"impl/objstore/s3":       "the S3 snapshot store",
-		"impl/snapshot":          "opens a pointer's snapshot by exact keys (descriptor, manifest, objects) and checks it agrees with the pointer",
 		"impl/state":             "the state digest of a legacy fixture",
 		"impl/verify":            "the operator's verifier (oplogctl verify), run on every run's namespace",
 	},
