@@ -17,7 +17,7 @@ import (
 
 // vectors are the legacy snapshots upstream's own code wrote, each with the
 // expected.json of what upstream's decoder recovered from it.
-const vectors = "../../impl/legacy/testdata/upstream"
+const vectors = "../../impl/contract/testdata/upstream/legacy"
 
 func oplogctl(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
