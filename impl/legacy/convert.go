@@ -25,12 +25,13 @@ var replicaStatus = map[legacysnap.ReplicaStatus]state.ReplicaStatus{
 // exactly what upstream's decoder recovers, or nothing: it refuses
 // (ErrNotImportable) a snapshot of which upstream's decoder drops objects,
 // one with a segment that is not OK, one with segments sharing a transport
-// endpoint, one with a replica status the model does not have and one
-// holding replicas other than memory (not mapped yet: see the package doc);
-// it refuses (ErrContent) content that is inconsistent in itself. What the model has no place for and the import leaves behind —
-// tasks, discarded replicas, local-disk offload queues, leases, put times,
-// checksums, segment ids, bases, clients and allocators — is listed by
-// NotImported.
+// endpoint and one with a replica status the model does not have; it
+// refuses (ErrContent) content that is inconsistent in itself. Every
+// replica kind the layout carries (memory, disk, local-disk, DFS) maps onto
+// the model's kind of the same fields (replica, below). What the model has
+// no place for and the import leaves behind — tasks, discarded replicas,
+// local-disk offload queues, leases, put times, checksums, segment ids,
+// bases, clients and allocators — is listed by NotImported.
 func (s *Snapshot) Convert() error {
 	st, err := convert(s.Decoded, ImportCursor(s.Seq))
 	if err != nil {
@@ -155,19 +156,13 @@ func notImportable(d *legacysnap.Decoded) []string {
 		}
 		endpoints[s.Endpoint] = s.Name
 	}
-	types, statuses := map[string]int{}, map[string]int{}
+	statuses := map[string]int{}
 	for _, o := range d.Objects {
 		for _, r := range o.Replicas {
-			if r.Memory == nil {
-				types[r.Type.String()]++
-			}
 			if _, ok := replicaStatus[r.Status]; !ok {
 				statuses[r.Status.String()]++
 			}
 		}
-	}
-	if len(types) > 0 {
-		out = append(out, fmt.Sprintf("replicas this importer does not map (it brings in memory replicas on mounted segments only): %s", counted(types)))
 	}
 	if len(statuses) > 0 {
 		out = append(out, fmt.Sprintf("replica statuses the state model does not have: %s", counted(statuses)))

@@ -53,10 +53,14 @@
 // the decoded content, the dropped objects and the refusal without writing
 // anything.
 //
-// It also refuses replicas other than memory (disk, local-disk, DFS: the
-// state model has those kinds, but this importer does not map them yet and
-// no upstream vector holds one to prove a mapping) and segments sharing a
-// transport endpoint (the model keys segments by it), rather than import a
-// cluster without them: an import happens once, into a fresh namespace, so
-// what it leaves out cannot be brought in later.
+// Every replica kind the layout carries is imported, field for field as
+// upstream's PUT_END payload carries it (state/payload.go): MEMORY as above;
+// DISK with its file path and object size (the replica's length);
+// LOCAL_DISK with its client UUID, object size and transport endpoint (the
+// replica's segment); DFS with its file path, offset, object size, aligned
+// size and shard index. The layout has no NVMe-oF replica (upstream does not
+// serialize NoF segments). It refuses segments sharing a transport endpoint
+// (the model keys segments by it) and replica statuses outside upstream's
+// six, rather than import a cluster without them: an import happens once,
+// into a fresh namespace, so what it leaves out cannot be brought in later.
 package legacy

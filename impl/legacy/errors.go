@@ -25,8 +25,9 @@ var (
 	// ErrNotImportable: the snapshot is what upstream wrote, but importing it
 	// would lose state or invent it: upstream's decoder drops some of its
 	// objects (a memory replica on a segment that is draining, unmounted or
-	// without an allocator), a segment is not OK, or it holds replicas the
-	// state model cannot carry (disk, local-disk, DFS). See the package doc.
+	// without an allocator), a segment is not OK, two segments share a
+	// transport endpoint, or a replica has a status the state model does not
+	// have. See the package doc.
 	ErrNotImportable = errors.New("legacy snapshot not importable")
 
 	// ErrNamespaceNotEmpty: an import only goes into a fresh namespace.

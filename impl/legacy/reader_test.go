@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,11 +127,11 @@ func TestBrokenSnapshots(t *testing.T) {
 		{name: "a replica status the model does not have", edit: func(d *legacysnap.Decoded) { d.Objects[4].Replicas[0].Status = 9 }, want: legacy.ErrNotImportable, says: "STATUS_9"},
 		{name: "two segments on one endpoint", edit: func(d *legacysnap.Decoded) { d.Segments[1].Endpoint = d.Segments[0].Endpoint }, want: legacy.ErrNotImportable, says: "share transport endpoint"},
 		{name: "replica beyond its segment", edit: func(d *legacysnap.Decoded) { mem(d, 0).Address = d.Segments[1].Base + d.Segments[1].Size }, want: legacy.ErrContent, says: "outside segment"},
-		{name: "a local-disk replica", edit: func(d *legacysnap.Decoded) {
-			d.Objects[4].Replicas = append(d.Objects[4].Replicas, legacysnap.Replica{ID: 1000, Status: legacysnap.ReplicaComplete, Type: legacysnap.ReplicaLocalDisk,
-				LocalDisk: &legacysnap.LocalDiskReplica{Client: legacysnap.UUID{Hi: 1, Lo: 1}, ObjectSize: d.Objects[4].Size, Endpoint: "10.9.9.9:1"}})
+		{name: "a disk replica's path longer than the model holds", edit: func(d *legacysnap.Decoded) {
+			d.Objects[4].Replicas = append(d.Objects[4].Replicas, legacysnap.Replica{ID: 1000, Status: legacysnap.ReplicaComplete, Type: legacysnap.ReplicaDisk,
+				Disk: &legacysnap.DiskReplica{FilePath: strings.Repeat("p", 4097), ObjectSize: d.Objects[4].Size}})
 			d.ReplicaNextID = 1001
-		}, want: legacy.ErrNotImportable, says: "LOCAL_DISK"},
+		}, want: legacy.ErrContent, says: "longer than 4096"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,4 +180,38 @@ func TestMissingRootAndLatest(t *testing.T) {
 	// The layout is upstream's: a root pointed at mooncake_master_snapshot itself finds nothing.
 	_, err = source(filepath.Join(vectors, "small", legacy.SnapshotRootBase)).Latest(context.Background(), "mooncake_cluster")
 	require.ErrorIs(t, err, legacy.ErrNotFound)
+}
+
+// Disk, local-disk and DFS replicas beside memory ones import field for
+// field as upstream's PUT_END payload carries them (state.Replica): a disk
+// replica with its path and the object size as length, a local-disk one
+// with its client, the object size and its transport endpoint as segment,
+// a DFS one with path, offset, size, aligned size and shard index. (This
+// importer refused all three before.)
+func TestEveryReplicaKindImports(t *testing.T) {
+	var key legacysnap.Object
+	snap, readErr, convErr := variant(t, func(d *legacysnap.Decoded) {
+		o := &d.Objects[4]
+		o.Replicas = append(o.Replicas,
+			legacysnap.Replica{ID: 1000, Status: legacysnap.ReplicaComplete, Type: legacysnap.ReplicaDisk,
+				Disk: &legacysnap.DiskReplica{FilePath: "/mnt/shared/obj-4", ObjectSize: o.Size}},
+			legacysnap.Replica{ID: 1001, Status: legacysnap.ReplicaProcessing, Type: legacysnap.ReplicaLocalDisk,
+				LocalDisk: &legacysnap.LocalDiskReplica{Client: legacysnap.UUID{Hi: 1, Lo: 2}, ObjectSize: o.Size, Endpoint: "10.9.9.9:1"}},
+			legacysnap.Replica{ID: 1002, Status: legacysnap.ReplicaComplete, Type: legacysnap.ReplicaDFS,
+				DFS: &legacysnap.DFSReplica{FilePath: "/dfs/f", Offset: 4096, ObjectSize: o.Size, AlignedSize: 1 << 21, ShardIdx: 3}})
+		d.ReplicaNextID = 1003
+		key = *o
+	}, nil)
+	require.NoError(t, readErr)
+	require.NoError(t, convErr)
+	require.Equal(t, 30, snap.Objects)
+	got, ok := snap.State.Object(key.Tenant, key.Key)
+	require.True(t, ok)
+	n := len(got.Replicas)
+	require.Equal(t, []state.Replica{
+		{ID: 1000, Kind: state.ReplicaDisk, FilePath: "/mnt/shared/obj-4", Length: key.Size, Status: state.ReplicaComplete},
+		{ID: 1001, Kind: state.ReplicaLocalDisk, ClientID: state.UUID{First: 1, Second: 2}, Length: key.Size, Segment: "10.9.9.9:1", Status: state.ReplicaProcessing},
+		{ID: 1002, Kind: state.ReplicaDFS, FilePath: "/dfs/f", Offset: 4096, Length: key.Size, AlignedSize: 1 << 21, ShardIdx: 3, Status: state.ReplicaComplete},
+	}, got.Replicas[n-3:])
+	require.Equal(t, state.ReplicaMemory, got.Replicas[0].Kind, "the memory replica stays as it was")
 }
