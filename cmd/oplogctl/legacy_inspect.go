@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 )
@@ -93,7 +94,7 @@ func printInspection(w io.Writer, dir string, snap *legacy.Snapshot, in legacy.I
 			used = fmt.Sprint(*s.Used)
 		}
 		fmt.Fprintf(w, "  %s  name %s  id %s  client %s  base %#x  capacity %d  used %s  status %s\n",
-			s.Endpoint, s.Name, s.ID, s.ClientID, s.Base, s.Capacity, used, legacy.SegmentStatus(s.Status))
+			s.Endpoint, s.Name, s.ID, s.ClientID, s.Base, s.Capacity, used, legacysnap.SegmentStatus(s.Status))
 	}
 	fmt.Fprintf(w, "objects (%d):\n", len(d.Objects))
 	for _, o := range d.Objects {
@@ -102,6 +103,8 @@ func printInspection(w io.Writer, dir string, snap *legacy.Snapshot, in legacy.I
 			switch {
 			case r.Address != nil:
 				fmt.Fprintf(w, "    replica %d %s %s on %s at %#x, %d bytes\n", r.ID, r.Status, r.Type, *r.Segment, *r.Address, *r.Length)
+			case r.ShardIdx != nil:
+				fmt.Fprintf(w, "    replica %d %s %s in %s at offset %d (aligned %d, shard %d), %d bytes\n", r.ID, r.Status, r.Type, *r.FilePath, *r.Offset, *r.AlignedSize, *r.ShardIdx, *r.ObjectSize)
 			case r.TransportEndpoint != nil:
 				fmt.Fprintf(w, "    replica %d %s %s on client %s (%s), %d bytes\n", r.ID, r.Status, r.Type, *r.ClientID, *r.TransportEndpoint, *r.ObjectSize)
 			default:

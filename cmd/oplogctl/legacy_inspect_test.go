@@ -17,7 +17,7 @@ import (
 
 // vectors are the legacy snapshots upstream's own code wrote, each with the
 // expected.json of what upstream's decoder recovered from it.
-const vectors = "../../impl/legacy/testdata/upstream"
+const vectors = "../../impl/contract/testdata/upstream/legacy"
 
 func oplogctl(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -120,6 +120,18 @@ func TestLegacyInspectText(t *testing.T) {
 	out, _, code = oplogctl(t, "legacy", "inspect", "../../fixtures/legacy/small", "--snapshot", "20260620_142012_007")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "import: ok: 120 objects on 2 segments, at batch 1 seq 4100")
+	// Disk, local-disk and DFS replicas are listed with their fields, and imported.
+	out, _, code = oplogctl(t, "legacy", "inspect", "../../fixtures/legacy/offloaded")
+	require.Equal(t, 0, code, out)
+	for _, want := range []string{
+		"COMPLETE DISK in /mnt/mooncake-disk/tenant-b/legacy/0008/obj-00001, ",
+		"PROCESSING LOCAL_DISK on client 2008-1 (10.0.8.1:17000), ",
+		"COMPLETE DFS in /dfs/mooncake/legacy/0008/obj-00006 at offset 12582912 (aligned ",
+		"import: ok: 48 objects on 2 segments, at batch 1 seq 2600",
+	} {
+		require.Contains(t, out, want)
+	}
+	require.NotContains(t, out, "REFUSED")
 	_, stderr, code := oplogctl(t, "legacy", "inspect", "../../fixtures/legacy/truncated")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "legacy snapshot truncated: ")

@@ -94,7 +94,11 @@ type Input struct {
 }
 
 // Base is the content of an imported legacy snapshot: objects acknowledged
-// before the history starts.
+// before the history starts. The objects, segments and sequence are what
+// the harness read from the fixture's files (through impl/contract's
+// legacy layout reader); Digest is the state digest the fixture's
+// expect.json gives, which the fixture generator computed by applying the
+// same content as OpLog mutations.
 type Base struct {
 	Fixture          string       `json:"fixture"`
 	LegacyClusterID  string       `json:"legacy_cluster_id"`

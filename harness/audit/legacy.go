@@ -8,8 +8,10 @@ import (
 
 // LegacyImport checks the import record in etcd's history against what the
 // scenario asked for: with a base, exactly one record, naming the fixture's
-// snapshot, with the digest and object count the harness read from the
-// fixture itself; without one, no record at all. (That the import revision
+// snapshot, with the object and segment counts the harness read from the
+// fixture itself (through the contract's reader of the legacy layout) and
+// the state digest the fixture's generator computed independently
+// (expect.json); without one, no record at all. (That the import revision
 // moved prefix, floor and latest together is keyspace-order's to check.)
 func LegacyImport(in *Input) Result {
 	ks, err := contract.NewKeyspace(in.ClusterID)

@@ -3,7 +3,10 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,16 +14,21 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/scenario"
-	"github.com/oplogha/oplogha/impl/legacy"
-	"github.com/oplogha/oplogha/impl/objstore/localdir"
-	"github.com/oplogha/oplogha/impl/state"
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 )
 
 // legacyBase reads the scenario's legacy root the way an operator would
-// point a master at it, and returns what the import must bring (for the
-// audits) and the master settings that ask for the import. When the root
-// has an expect.json (the committed fixtures do), its independently
-// computed digest must agree, so a reader bug cannot hide behind itself.
+// point a master at it, through the contract's reader of the legacy layout
+// (impl/contract/legacysnap), and returns what the import must bring (for
+// the audits) and the master settings that ask for the import. The objects
+// (tenant, key, size), the segment count and the legacy sequence are what
+// upstream's decoder sees in the files. The state digest an import must
+// record is the one the root's expect.json gives for the snapshot: the
+// fixture generator computed it by applying the same content as OpLog
+// mutations, a path independent of both the reader and the importer's
+// conversion. A root without that digest is refused, as is a snapshot of
+// which upstream's decoder drops objects (no import brings it in whole) or
+// whose counts differ from expect.json's.
 func (r *run) legacyBase(ctx context.Context) (*audit.Base, map[string]any, error) {
 	li := r.sc.Cluster.LegacyImport
 	root := li.Root
@@ -31,37 +39,115 @@ func (r *run) legacyBase(ctx context.Context) (*audit.Base, map[string]any, erro
 	if cluster == "" {
 		cluster = r.sc.Cluster.ClusterID
 	}
-	src := legacy.Source{Store: &localdir.Store{Root: root}}
-	id := li.SnapshotID
-	var err error
-	if id == "" {
-		if id, err = src.Latest(ctx, cluster); err != nil {
-			return nil, nil, fmt.Errorf("legacy root %s: %w", li.Root, err)
-		}
-	}
-	snap, err := src.Open(ctx, cluster, id)
+	b, err := readLegacyBase(ctx, li.Root, root, cluster, li.SnapshotID)
 	if err != nil {
-		return nil, nil, fmt.Errorf("legacy root %s: %w", li.Root, err)
+		return nil, nil, err
 	}
-	b := &audit.Base{Fixture: li.Root, LegacyClusterID: cluster, LegacySnapshotID: id, LegacySeq: snap.Seq, Digest: string(snap.State.Digest()), Segments: snap.Segments}
-	snap.State.Objects(func(k state.ObjectKey, o state.Object) bool {
-		b.Objects = append(b.Objects, audit.BaseObject{Tenant: k.Tenant, Key: k.Key, Size: o.Size})
-		return true
-	})
-	if data, err := os.ReadFile(filepath.Join(root, "expect.json")); err == nil {
-		var exp struct {
-			SnapshotID string `json:"snapshot_id"`
-			Digest     string `json:"state_digest"`
-		}
-		if err := json.Unmarshal(data, &exp); err != nil {
-			return nil, nil, fmt.Errorf("legacy root %s: expect.json: %w", li.Root, err)
-		}
-		if exp.SnapshotID == id && exp.Digest != b.Digest {
-			return nil, nil, fmt.Errorf("legacy root %s: the reader's digest %s differs from expect.json's %s", li.Root, b.Digest, exp.Digest)
-		}
-	}
+	id := b.LegacySnapshotID
 	cfg := map[string]any{"snapshot_bootstrap_mode": "legacy-import", "legacy_import_root": root, "legacy_import_cluster_id": cluster, "legacy_import_snapshot_id": id}
 	return b, cfg, nil
+}
+
+// readLegacyBase reads snapshot id (latest.txt's when "") of cluster under
+// root (named fixture in the base and in errors) through the contract and
+// its expect.json: see legacyBase.
+func readLegacyBase(ctx context.Context, fixture, root, cluster, id string) (*audit.Base, error) {
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("legacy root %s: %w", fixture, err)
+	}
+	defer dir.Close()
+	src := legacysnap.Source{Store: rootGetter{dir}}
+	if id == "" {
+		if id, err = src.Latest(ctx, cluster); err != nil {
+			return nil, fmt.Errorf("legacy root %s: %w", fixture, err)
+		}
+	}
+	snap, err := src.Read(ctx, cluster, id)
+	if err != nil {
+		return nil, fmt.Errorf("legacy root %s: %w", fixture, err)
+	}
+	d := snap.Decoded
+	if n := len(d.Skipped); n > 0 {
+		return nil, fmt.Errorf("legacy root %s: upstream's decoder drops %d of the %d objects of %s (%s): no import brings it in whole",
+			fixture, n, n+len(d.Objects), id, d.Skipped[0].Reason)
+	}
+	exp, err := expectedImport(root, id)
+	if err != nil {
+		return nil, fmt.Errorf("legacy root %s: %w", fixture, err)
+	}
+	if exp.objects != len(d.Objects) || (exp.segments >= 0 && exp.segments != len(d.Segments)) {
+		return nil, fmt.Errorf("legacy root %s: %s decodes to %d objects and %d segments, expect.json says %d and %d",
+			fixture, id, len(d.Objects), len(d.Segments), exp.objects, exp.segments)
+	}
+	b := &audit.Base{Fixture: fixture, LegacyClusterID: cluster, LegacySnapshotID: id, LegacySeq: snap.Seq, Digest: exp.digest, Segments: len(d.Segments)}
+	for _, o := range d.Objects {
+		b.Objects = append(b.Objects, audit.BaseObject{Tenant: o.Tenant, Key: o.Key, Size: o.Size})
+	}
+	return b, nil
+}
+
+// importExpect is what a legacy root's expect.json says an import of one
+// of its snapshots brings in (segments -1: not given, for an older one).
+type importExpect struct {
+	digest   string
+	objects  int
+	segments int
+}
+
+// expectedImport reads the root's expect.json (fixtures/legacy/legacyfixture
+// writes it) for snapshot id: the latest one's outcome, counts and digest,
+// or an older one's.
+func expectedImport(root, id string) (importExpect, error) {
+	data, err := os.ReadFile(filepath.Join(root, "expect.json"))
+	if err != nil {
+		return importExpect{}, fmt.Errorf("expect.json (the state digest an import must record): %w", err)
+	}
+	var exp struct {
+		SnapshotID string `json:"snapshot_id"`
+		Outcome    string `json:"outcome"`
+		Error      string `json:"error"`
+		Objects    int    `json:"objects"`
+		Segments   int    `json:"segments"`
+		Digest     string `json:"state_digest"`
+		Older      []struct {
+			SnapshotID string `json:"snapshot_id"`
+			Objects    int    `json:"objects"`
+			Digest     string `json:"state_digest"`
+		} `json:"older"`
+	}
+	if err := json.Unmarshal(data, &exp); err != nil {
+		return importExpect{}, fmt.Errorf("expect.json: %w", err)
+	}
+	out := importExpect{segments: -1}
+	switch {
+	case exp.SnapshotID == id && exp.Outcome != "ok":
+		return importExpect{}, fmt.Errorf("expect.json: an import of %s fails (%s)", id, exp.Error)
+	case exp.SnapshotID == id:
+		out = importExpect{digest: exp.Digest, objects: exp.Objects, segments: exp.Segments}
+	default:
+		for _, o := range exp.Older {
+			if o.SnapshotID == id {
+				out.digest, out.objects = o.Digest, o.Objects
+			}
+		}
+	}
+	if out.digest == "" {
+		return importExpect{}, fmt.Errorf("expect.json gives no state digest for snapshot %s", id)
+	}
+	return out, nil
+}
+
+// rootGetter reads a legacy root on the local disk for the contract's
+// reader, confined to the root.
+type rootGetter struct{ root *os.Root }
+
+func (g rootGetter) Get(_ context.Context, key string) (io.ReadCloser, error) {
+	f, err := g.root.Open(filepath.FromSlash(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s", legacysnap.ErrNotFound, g.root.Name())
+	}
+	return f, err
 }
 
 // assertRefuses starts one more master with the refused settings and

@@ -83,8 +83,11 @@ type Security struct {
 
 // LegacyImport names the old snapshot a fresh cluster imports.
 type LegacyImport struct {
-	// Root holds {cluster_id}/latest.txt and the snapshot directories; a
-	// relative path is relative to the repository (e.g. fixtures/legacy/small).
+	// Root holds mooncake_master_snapshot/{cluster_id}/latest.txt and the
+	// snapshot directories, and an expect.json with the state digest an
+	// import of the snapshot must record (fixtures/legacy/legacyfixture
+	// writes both); a relative path is relative to the repository (e.g.
+	// fixtures/legacy/small).
 	Root       string `yaml:"root"`
 	ClusterID  string `yaml:"cluster_id,omitempty"`  // the old namespace under the root (default: the cluster's)
 	SnapshotID string `yaml:"snapshot_id,omitempty"` // default: the one latest.txt names

@@ -24,7 +24,12 @@
 //     of a pointer's snapshot by exact keys, through an ObjectGetter the
 //     caller passes (snapshoterrors.go: their sentinel errors);
 //   - payload_metadata.go, payload_segment.go: the struct_pack payloads the
-//     entries carry (structpack.go is the struct_pack wire format).
+//     entries carry (structpack.go is the struct_pack wire format);
+//   - legacysnap (a subpackage): the legacy layout, upstream's pre-OpLog
+//     primary snapshot files in the object store (latest.txt,
+//     descriptor.txt, manifest.txt; metadata, segments and task_manager in
+//     msgpack and zstd frames), decoded as upstream's decoder does and
+//     proven against its vectors (testdata/upstream/legacy).
 //
 // Decoders accept what upstream accepts and refuse what it refuses, with
 // upstream's reason where it has one, except for the deliberate differences

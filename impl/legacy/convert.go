@@ -5,30 +5,33 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
 // replicaStatus maps upstream's persisted replica statuses onto the state
 // model's, which are upstream's enum (replica.h, values 0..5).
-var replicaStatus = map[ReplicaStatus]state.ReplicaStatus{
-	ReplicaUndefined:   state.ReplicaUndefined,
-	ReplicaInitialized: state.ReplicaInitialized,
-	ReplicaProcessing:  state.ReplicaProcessing,
-	ReplicaComplete:    state.ReplicaComplete,
-	ReplicaRemoved:     state.ReplicaRemoved,
-	ReplicaFailed:      state.ReplicaFailed,
+var replicaStatus = map[legacysnap.ReplicaStatus]state.ReplicaStatus{
+	legacysnap.ReplicaUndefined:   state.ReplicaUndefined,
+	legacysnap.ReplicaInitialized: state.ReplicaInitialized,
+	legacysnap.ReplicaProcessing:  state.ReplicaProcessing,
+	legacysnap.ReplicaComplete:    state.ReplicaComplete,
+	legacysnap.ReplicaRemoved:     state.ReplicaRemoved,
+	legacysnap.ReplicaFailed:      state.ReplicaFailed,
 }
 
 // Convert maps the decoded snapshot into the state model at
 // ImportCursor(Seq) and sets State, Objects and Segments. It brings in
 // exactly what upstream's decoder recovers, or nothing: it refuses
 // (ErrNotImportable) a snapshot of which upstream's decoder drops objects,
-// one with a segment that is not OK, and one holding replicas other than
-// memory (not mapped yet: see the package doc); it refuses (ErrContent) content that is inconsistent in
-// itself. What the model has no place for and the import leaves behind —
-// tasks, discarded replicas, local-disk offload queues, leases, put times,
-// checksums, segment ids, bases, clients and allocators — is listed by
-// NotImported.
+// one with a segment that is not OK, one with segments sharing a transport
+// endpoint and one with a replica status the model does not have; it
+// refuses (ErrContent) content that is inconsistent in itself. Every
+// replica kind the layout carries (memory, disk, local-disk, DFS) maps onto
+// the model's kind of the same fields (replica, below). What the model has
+// no place for and the import leaves behind — tasks, discarded replicas,
+// local-disk offload queues, leases, put times, checksums, segment ids,
+// bases, clients and allocators — is listed by NotImported.
 func (s *Snapshot) Convert() error {
 	st, err := convert(s.Decoded, ImportCursor(s.Seq))
 	if err != nil {
@@ -39,12 +42,12 @@ func (s *Snapshot) Convert() error {
 	return nil
 }
 
-func convert(d *Decoded, cur state.Cursor) (*state.State, error) {
+func convert(d *legacysnap.Decoded, cur state.Cursor) (*state.State, error) {
 	if problems := notImportable(d); len(problems) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNotImportable, strings.Join(problems, "; "))
 	}
 	b := state.NewBuilder()
-	segs := append([]Segment(nil), d.Segments...)
+	segs := append([]legacysnap.Segment(nil), d.Segments...)
 	sort.Slice(segs, func(i, j int) bool { return segs[i].Endpoint < segs[j].Endpoint })
 	for _, sg := range segs {
 		if err := b.AddSegment(state.Segment{Endpoint: sg.Endpoint, Name: sg.Name, Capacity: sg.Size, Kind: state.ReplicaMemory}); err != nil {
@@ -60,15 +63,11 @@ func convert(d *Decoded, cur state.Cursor) (*state.State, error) {
 			if r.ID >= d.ReplicaNextID {
 				return nil, fmt.Errorf("%w: %s replica %d: id %d not below replica_next_id %d", ErrContent, name, i, r.ID, d.ReplicaNextID)
 			}
-			sg, _ := d.SegmentByID(r.Memory.Segment) // notImportable: every replica is memory, on a mounted segment
-			m := r.Memory
-			if m.Address < sg.Base || m.Address-sg.Base > sg.Size || m.Size > sg.Size-(m.Address-sg.Base) {
-				return nil, fmt.Errorf("%w: %s replica %d: %d bytes at %#x lie outside segment %s [%#x, +%d)", ErrContent, name, i, m.Size, m.Address, sg.Name, sg.Base, sg.Size)
+			sr, err := replica(d, r)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s replica %d: %v", ErrContent, name, i, err)
 			}
-			// The legacy layout has no protocol for a buffer: it stays empty,
-			// as the payloads' legacy reader left it.
-			obj.Replicas = append(obj.Replicas, state.Replica{ID: r.ID, Kind: state.ReplicaMemory, Segment: sg.Endpoint,
-				Offset: m.Address - sg.Base, Length: m.Size, Status: replicaStatus[r.Status]})
+			obj.Replicas = append(obj.Replicas, sr)
 		}
 		// A primary's put places every buffer within a mounted segment of its
 		// kind; an import of this project's own content holds to the same.
@@ -86,12 +85,55 @@ func convert(d *Decoded, cur state.Cursor) (*state.State, error) {
 	return st, nil
 }
 
+// replica maps one decoded replica onto the state model, field for field
+// as upstream's PUT_END payload carries the same replica (state.Replica,
+// payload.go):
+//
+//	MEMORY      on its segment's transport endpoint, at its address less
+//	            the segment's base, its size as length (the legacy layout
+//	            has no protocol for a buffer: it stays empty, as the
+//	            payloads' legacy reader left it)
+//	DISK        file_path, object_size as length
+//	LOCAL_DISK  client_id, object_size as length, transport_endpoint as
+//	            the replica's segment
+//	DFS         file_path, offset, object_size as length, aligned_size,
+//	            shard_idx
+//
+// A memory replica must lie within its segment; notImportable has made sure
+// that segment is mounted.
+func replica(d *legacysnap.Decoded, r legacysnap.Replica) (state.Replica, error) {
+	out := state.Replica{ID: r.ID, Status: replicaStatus[r.Status]}
+	switch {
+	case r.Memory != nil:
+		m := r.Memory
+		sg, ok := d.SegmentByID(m.Segment)
+		if !ok {
+			return out, fmt.Errorf("memory replica on segment %s, which is not mounted", m.Segment)
+		}
+		if m.Address < sg.Base || m.Address-sg.Base > sg.Size || m.Size > sg.Size-(m.Address-sg.Base) {
+			return out, fmt.Errorf("%d bytes at %#x lie outside segment %s [%#x, +%d)", m.Size, m.Address, sg.Name, sg.Base, sg.Size)
+		}
+		out.Kind, out.Segment, out.Offset, out.Length = state.ReplicaMemory, sg.Endpoint, m.Address-sg.Base, m.Size
+	case r.Disk != nil:
+		out.Kind, out.FilePath, out.Length = state.ReplicaDisk, r.Disk.FilePath, r.Disk.ObjectSize
+	case r.LocalDisk != nil:
+		l := r.LocalDisk
+		out.Kind, out.ClientID, out.Length, out.Segment = state.ReplicaLocalDisk, stateUUID(l.Client), l.ObjectSize, l.Endpoint
+	case r.DFS != nil:
+		f := r.DFS
+		out.Kind, out.FilePath, out.Offset, out.Length, out.AlignedSize, out.ShardIdx = state.ReplicaDFS, f.FilePath, f.Offset, f.ObjectSize, f.AlignedSize, f.ShardIdx
+	default:
+		return out, fmt.Errorf("a %s replica without its body", r.Type)
+	}
+	return out, nil
+}
+
 // stateUUID is a legacy client UUID in the state model: the same pair
 // (upstream writes it as "<first>-<second>", the state's text form).
-func stateUUID(u UUID) state.UUID { return state.UUID{First: u.Hi, Second: u.Lo} }
+func stateUUID(u legacysnap.UUID) state.UUID { return state.UUID{First: u.Hi, Second: u.Lo} }
 
 // notImportable lists why importing d would lose state or invent it.
-func notImportable(d *Decoded) []string {
+func notImportable(d *legacysnap.Decoded) []string {
 	var out []string
 	if len(d.Skipped) > 0 {
 		why := map[string]int{}
@@ -102,7 +144,7 @@ func notImportable(d *Decoded) []string {
 			len(d.Skipped), len(d.Skipped)+len(d.Objects), counted(why)))
 	}
 	for _, s := range d.Segments {
-		if s.Status != SegmentOK {
+		if s.Status != legacysnap.SegmentOK {
 			out = append(out, fmt.Sprintf("segment %s (%s) is %s: the state model has no segment status, and upstream's own restore of a snapshot with a segment that is not OK fails and starts empty",
 				s.Name, s.ID, s.Status))
 		}
@@ -114,19 +156,13 @@ func notImportable(d *Decoded) []string {
 		}
 		endpoints[s.Endpoint] = s.Name
 	}
-	types, statuses := map[string]int{}, map[string]int{}
+	statuses := map[string]int{}
 	for _, o := range d.Objects {
 		for _, r := range o.Replicas {
-			if r.Memory == nil {
-				types[r.Type.String()]++
-			}
 			if _, ok := replicaStatus[r.Status]; !ok {
 				statuses[r.Status.String()]++
 			}
 		}
-	}
-	if len(types) > 0 {
-		out = append(out, fmt.Sprintf("replicas this importer does not map (it brings in memory replicas on mounted segments only): %s", counted(types)))
 	}
 	if len(statuses) > 0 {
 		out = append(out, fmt.Sprintf("replica statuses the state model does not have: %s", counted(statuses)))
@@ -156,10 +192,10 @@ type Left struct {
 	Why   string `json:"why"`
 }
 
-// NotImported lists what the snapshot holds that an import leaves behind
-// because the state model has no place for it (the objects and segments
-// themselves come in whole or not at all: see Convert).
-func (d *Decoded) NotImported() []Left {
+// NotImported lists what snapshot content d holds that an import leaves
+// behind because the state model has no place for it (the objects and
+// segments themselves come in whole or not at all: see Convert).
+func NotImported(d *legacysnap.Decoded) []Left {
 	var out []Left
 	add := func(what string, n int, why string) {
 		if n > 0 {
@@ -190,9 +226,9 @@ func (d *Decoded) NotImported() []Left {
 }
 
 // LeftBehind is NotImported in one line, for a log ("" when nothing is).
-func (d *Decoded) LeftBehind() string {
+func LeftBehind(d *legacysnap.Decoded) string {
 	var parts []string
-	for _, l := range d.NotImported() {
+	for _, l := range NotImported(d) {
 		parts = append(parts, fmt.Sprintf("%s: %d", l.What, l.Count))
 	}
 	return strings.Join(parts, ", ")

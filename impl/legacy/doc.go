@@ -14,42 +14,14 @@
 // check finds the prefix's batch where it looks. From then on recovery reads
 // pointers and the OpLog only; the legacy files are never opened again.
 //
-// # Layout
-//
-// Under the old master's object store root (a directory, or an S3 prefix):
-//
-//	mooncake_master_snapshot/{cluster_id}/latest.txt           the newest snapshot's id
-//	mooncake_master_snapshot/{cluster_id}/{id}/descriptor.txt  "<last_included_seq>|<producer_view_version>|<created_at_ms>"
-//	mooncake_master_snapshot/{cluster_id}/{id}/manifest.txt    "messagepack|1.0.0|<id>"
-//	mooncake_master_snapshot/{cluster_id}/{id}/metadata        msgpack; each shard one zstd frame of msgpack
-//	mooncake_master_snapshot/{cluster_id}/{id}/segments        one zstd frame of msgpack
-//	mooncake_master_snapshot/{cluster_id}/{id}/task_manager    one zstd frame of msgpack (required)
-//
-// with ids of the form YYYYMMDD_HHMMSS_mmm. Every zstd frame carries its
-// content size, which upstream's decompressor requires. metadata.go,
-// segments.go and tasks.go describe each file field by field, with the
-// upstream writer each follows; fixtures/legacy/README.md has the whole
-// layout in one place.
-//
 // # Reading
 //
-// Read decodes a snapshot the way upstream's decoder does
-// (MasterSnapshotCodec::Decode): segments first, then the metadata, whose
-// memory replicas are restored against their segments, then the tasks.
-// Upstream's decoder skips an object, logs it and goes on when a memory
-// replica's segment is not mounted, not OK or has no allocator; Read records
-// those objects in Decoded.Skipped with that reason, and Decoded.Used gives
-// each segment's allocator count as upstream's decoder leaves it. Anything
-// else that is not what upstream's writer produces is an error naming the
-// file, the place in it and the reason: a cut file or frame (ErrTruncated),
-// a wrong type, shape, unknown key, trailing bytes, a frame without its
-// content size (ErrMalformed), inconsistent content (ErrContent). Upstream's
-// decoder tolerates some of that (it ignores unknown keys, skips an object
-// or a task it cannot parse); this reader refuses, because no upstream
-// writer produces it and an import must not drop what it cannot read. Length
-// headers are held to the bytes that remain, and a frame's declared size to
-// what a frame of its length can hold, so a hostile file fails where it
-// stands instead of allocating what it claims.
+// The old layout (latest.txt, descriptor.txt, manifest.txt, metadata,
+// segments, task_manager: msgpack and zstd frames) is read by the
+// contract's decoder, impl/contract/legacysnap, which also describes it
+// field by field; the harness reads a legacy fixture through the same
+// package. Source adapts an object store to it, Read decodes a snapshot
+// into legacysnap's Decoded model, and Open also converts it.
 //
 // # Converting
 //
@@ -67,7 +39,7 @@
 //
 // It refuses (ErrNotImportable) a snapshot of which upstream's decoder
 // drops objects, and one with a segment that is not OK. The golden vector
-// "draining" (testdata/upstream) is that case: one segment DRAINING,
+// "draining" (impl/contract/testdata/upstream/legacy) is that case: one segment DRAINING,
 // upstream's decoder keeps two objects and drops the four with a replica on
 // it. This importer refuses the snapshot rather than skip exactly those
 // four, because: importing the rest would be a partial import, and the four
@@ -81,10 +53,14 @@
 // the decoded content, the dropped objects and the refusal without writing
 // anything.
 //
-// It also refuses replicas other than memory (disk, local-disk, DFS: the
-// state model has those kinds, but this importer does not map them yet and
-// no upstream vector holds one to prove a mapping) and segments sharing a
-// transport endpoint (the model keys segments by it), rather than import a
-// cluster without them: an import happens once, into a fresh namespace, so
-// what it leaves out cannot be brought in later.
+// Every replica kind the layout carries is imported, field for field as
+// upstream's PUT_END payload carries it (state/payload.go): MEMORY as above;
+// DISK with its file path and object size (the replica's length);
+// LOCAL_DISK with its client UUID, object size and transport endpoint (the
+// replica's segment); DFS with its file path, offset, object size, aligned
+// size and shard index. The layout has no NVMe-oF replica (upstream does not
+// serialize NoF segments). It refuses segments sharing a transport endpoint
+// (the model keys segments by it) and replica statuses outside upstream's
+// six, rather than import a cluster without them: an import happens once,
+// into a fresh namespace, so what it leaves out cannot be brought in later.
 package legacy

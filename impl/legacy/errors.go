@@ -3,29 +3,31 @@ package legacy
 import (
 	"errors"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 )
 
 // Errors an import branches on. Every failure of Read that the snapshot
 // causes (not the store: an I/O error is wrapped as it comes) wraps exactly
-// one of the first seven, and a failure of Convert one of ErrContent and
+// one of the first seven, which are the contract's reader's
+// (impl/contract/legacysnap), and a failure of Convert one of ErrContent and
 // ErrNotImportable; nothing is written anywhere before Open has succeeded.
 var (
-	ErrNotFound   = errors.New("legacy snapshot object not found")
-	ErrID         = contract.ErrLegacySnapshotID // the contract's: the import record names an id
-	ErrDescriptor = errors.New("legacy descriptor malformed")
-	ErrManifest   = errors.New("legacy manifest mismatch")
-	ErrTruncated  = errors.New("legacy snapshot truncated")
-	ErrMalformed  = errors.New("legacy snapshot malformed")
+	ErrNotFound   = legacysnap.ErrNotFound
+	ErrID         = legacysnap.ErrID
+	ErrDescriptor = legacysnap.ErrDescriptor
+	ErrManifest   = legacysnap.ErrManifest
+	ErrTruncated  = legacysnap.ErrTruncated
+	ErrMalformed  = legacysnap.ErrMalformed
 	// ErrContent: the files decode but do not form a consistent state (a
 	// duplicate key, a replica past its segment, a replica id not below
 	// replica_next_id…).
-	ErrContent = errors.New("legacy snapshot content invalid")
+	ErrContent = legacysnap.ErrContent
 	// ErrNotImportable: the snapshot is what upstream wrote, but importing it
 	// would lose state or invent it: upstream's decoder drops some of its
 	// objects (a memory replica on a segment that is draining, unmounted or
-	// without an allocator), a segment is not OK, or it holds replicas the
-	// state model cannot carry (disk, local-disk, DFS). See the package doc.
+	// without an allocator), a segment is not OK, two segments share a
+	// transport endpoint, or a replica has a status the state model does not
+	// have. See the package doc.
 	ErrNotImportable = errors.New("legacy snapshot not importable")
 
 	// ErrNamespaceNotEmpty: an import only goes into a fresh namespace.

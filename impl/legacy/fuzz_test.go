@@ -9,10 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
-	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
-
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/objstore"
 )
@@ -40,21 +37,6 @@ func (m memStore) Get(ctx context.Context, key string) (io.ReadCloser, objstore.
 func (m memStore) List(context.Context, string) ([]objstore.Info, error) { return nil, nil }
 func (m memStore) Delete(context.Context, []string) error                { return nil }
 func (m memStore) Name() string                                          { return "mem" }
-
-// msgpackOf encodes v with msgpack (tests craft documents with it).
-func msgpackOf(t testing.TB, v any) []byte {
-	data, err := msgpack.Marshal(v)
-	require.NoError(t, err)
-	return data
-}
-
-// frameOf is v in msgpack, in one zstd frame with its content size.
-func frameOf(t testing.TB, v any) []byte {
-	z, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(true))
-	require.NoError(t, err)
-	defer z.Close()
-	return z.EncodeAll(msgpackOf(t, v), nil)
-}
 
 var typedErrors = []error{legacy.ErrNotFound, legacy.ErrID, legacy.ErrDescriptor, legacy.ErrManifest, legacy.ErrTruncated,
 	legacy.ErrMalformed, legacy.ErrContent, legacy.ErrNotImportable}
@@ -91,7 +73,7 @@ func vectorFiles(f *testing.F, name string) map[string][]byte {
 func readFuzzed(metadata, segments, tasks []byte) (*legacy.Snapshot, error) {
 	const id = "20260101_000000_002"
 	p := "r/" + legacy.SnapshotRootBase + "/c/" + id + "/"
-	st := memStore{p + legacy.DescriptorObject: []byte("0|0|1"), p + legacy.ManifestObject: []byte(legacy.ManifestFor(id)),
+	st := memStore{p + legacy.DescriptorObject: []byte("0|0|1"), p + legacy.ManifestObject: []byte(legacysnap.ManifestFor(id)),
 		p + legacy.MetadataObject: metadata, p + legacy.SegmentsObject: segments, p + legacy.TaskManagerObject: tasks}
 	snap, err := legacy.Source{Store: st, Root: "r"}.Read(context.Background(), "c", id)
 	if err != nil {
@@ -102,7 +84,8 @@ func readFuzzed(metadata, segments, tasks []byte) (*legacy.Snapshot, error) {
 
 // FuzzOpen feeds arbitrary bytes as the metadata, segments and task_manager
 // of a snapshot, seeded with the upstream vectors: the reader returns a
-// snapshot or one of its typed errors, never panics, never runs away with
+// snapshot or one of its typed errors (the reader alone: legacysnap's
+// FuzzRead), never panics, never runs away with
 // memory, and a snapshot it converts holds a consistent state and every
 // object upstream's decoder keeps.
 func FuzzOpen(f *testing.F) {
@@ -126,39 +109,6 @@ func FuzzOpen(f *testing.F) {
 		n, _ := snap.State.Len()
 		if !snap.State.Cursor().Consistent() || n != len(snap.Decoded.Objects) || len(snap.Decoded.Skipped) > 0 {
 			t.Fatalf("converted %d of %d objects (%d skipped)", n, len(snap.Decoded.Objects), len(snap.Decoded.Skipped))
-		}
-	})
-}
-
-// FuzzShard feeds arbitrary bytes as the content of one metadata shard of
-// the small vector, inside a valid zstd frame: the deepest reader (objects,
-// replicas, optional fields told apart by type) gets the fuzzer's whole
-// attention instead of the frame's checksum-free entropy coding.
-func FuzzShard(f *testing.F) {
-	small := vectorFiles(f, "small")
-	f.Add(msgpackOf(f, map[string]any{"metadata": []any{}}))
-	f.Add([]byte{0x81, 0xa8, 'm', 'e', 't', 'a', 'd', 'a', 't', 'a', 0x91, 0x93, 0xa0, 0xa1, 'k', 0x97})
-	f.Fuzz(func(t *testing.T, shard []byte) {
-		z, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(true), zstd.WithZeroFrames(true))
-		if err != nil {
-			t.Fatal(err)
-		}
-		frame := z.EncodeAll(shard, nil)
-		z.Close()
-		var md bytes.Buffer
-		e := msgpack.NewEncoder(&md)
-		_ = e.EncodeMapLen(3)
-		_ = e.EncodeString("shards")
-		_ = e.EncodeMapLen(1)
-		_ = e.EncodeUint(7)
-		_ = e.EncodeBytes(frame)
-		_ = e.EncodeString("discarded_replicas")
-		_ = e.EncodeArrayLen(0)
-		_ = e.EncodeString("replica_next_id")
-		_ = e.EncodeUint(1 << 20)
-		_, err = readFuzzed(md.Bytes(), small[legacy.SegmentsObject], small[legacy.TaskManagerObject])
-		if err != nil && !typed(err) {
-			t.Fatalf("untyped error: %v", err)
 		}
 	})
 }

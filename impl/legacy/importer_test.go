@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/oplogha/oplogha/fixtures/legacy/legacyfixture"
 	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
@@ -70,7 +72,7 @@ func (w *importWorld) get(t *testing.T, key string) []byte {
 // cannot (batch 1 stands for the import and no applier takes it), and the
 // next append continues the legacy sequence.
 func TestImportValidFixtures(t *testing.T) {
-	for _, name := range []string{"small", "empty", "zero-cursor"} {
+	for _, name := range []string{"small", "empty", "zero-cursor", "offloaded"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			w := newImportWorld(t)
@@ -140,6 +142,70 @@ func TestImportValidFixtures(t *testing.T) {
 			require.NoError(t, err, "latest + suffix replays")
 		})
 	}
+}
+
+// The offloaded fixture's disk, local-disk and DFS replicas arrive in the
+// imported snapshot each with its fields, beside the memory replicas: the
+// state recovered from the pointer holds, for every object, exactly the
+// replicas the generator wrote (legacyfixture.Content, not the reader's
+// view), mapped as upstream's PUT_END payload carries them.
+func TestImportOffloadedFixture(t *testing.T) {
+	ctx := context.Background()
+	var spec legacyfixture.SnapshotSpec
+	for _, f := range legacyfixture.Fixtures() {
+		if f.Name == "offloaded" {
+			spec = f.Snapshots[len(f.Snapshots)-1]
+		}
+	}
+	require.True(t, spec.Offload)
+	content := legacyfixture.Content(spec)
+
+	w := newImportWorld(t)
+	res, err := w.importer(t).Import(ctx, "mooncake_cluster", openFixture(t, "offloaded"))
+	require.NoError(t, err)
+	b := state.NewBuilder()
+	_, _, h, err := snapshot.Open(ctx, w.store, res.Pointer.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
+	require.NoError(t, err)
+	got, err := b.Finish(h.Cursor)
+	require.NoError(t, err)
+
+	endpoint := map[legacysnap.UUID]legacysnap.Segment{}
+	for _, sg := range content.Segments {
+		endpoint[sg.ID] = sg
+	}
+	status := map[legacysnap.ReplicaStatus]state.ReplicaStatus{legacysnap.ReplicaComplete: state.ReplicaComplete, legacysnap.ReplicaProcessing: state.ReplicaProcessing}
+	kinds := map[state.ReplicaKind]int{}
+	for _, o := range content.Objects {
+		obj, ok := got.Object(o.Tenant, o.Key)
+		require.True(t, ok, "%s/%s", o.Tenant, o.Key)
+		require.Len(t, obj.Replicas, len(o.Replicas), "%s/%s", o.Tenant, o.Key)
+		for i, r := range o.Replicas {
+			want := state.Replica{ID: r.ID, Status: status[r.Status]}
+			switch {
+			case r.Memory != nil:
+				sg := endpoint[r.Memory.Segment]
+				want.Kind, want.Segment, want.Offset, want.Length = state.ReplicaMemory, sg.Endpoint, r.Memory.Address-sg.Base, r.Memory.Size
+			case r.Disk != nil:
+				want.Kind, want.FilePath, want.Length = state.ReplicaDisk, r.Disk.FilePath, o.Size
+				require.NotEmpty(t, want.FilePath)
+			case r.LocalDisk != nil:
+				want.Kind, want.ClientID, want.Length, want.Segment = state.ReplicaLocalDisk,
+					state.UUID{First: r.LocalDisk.Client.Hi, Second: r.LocalDisk.Client.Lo}, o.Size, r.LocalDisk.Endpoint
+				require.False(t, want.ClientID.IsZero())
+				require.NotEmpty(t, want.Segment)
+			case r.DFS != nil:
+				want.Kind, want.FilePath, want.Offset, want.Length, want.AlignedSize, want.ShardIdx = state.ReplicaDFS,
+					r.DFS.FilePath, r.DFS.Offset, o.Size, r.DFS.AlignedSize, r.DFS.ShardIdx
+			}
+			require.Equal(t, want, obj.Replicas[i], "%s/%s replica %d", o.Tenant, o.Key, i)
+			kinds[want.Kind]++
+		}
+	}
+	require.NotZero(t, kinds[state.ReplicaMemory])
+	require.Equal(t, 16, kinds[state.ReplicaDisk])
+	require.Equal(t, 8, kinds[state.ReplicaLocalDisk])
+	require.Equal(t, 3, kinds[state.ReplicaDFS])
+	require.Equal(t, readExpect(t, "offloaded").Digest, string(got.Digest()))
 }
 
 // An import goes only into a fresh namespace, once; a stale producer view

@@ -2,51 +2,53 @@ package legacy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"path"
-	"strings"
 
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-// Source is where legacy snapshots live: a store read by exact keys, and
-// the root under it ("" for the store's top) that upstream's master used as
-// its object store root. Snapshots of cluster C are under
+// The layout's names and reading rules are the contract's
+// (impl/contract/legacysnap): the harness reads a legacy root through it
+// too. These keep the implementation's callers as they were.
+const (
+	SnapshotRootBase  = legacysnap.SnapshotRootBase
+	LatestObject      = legacysnap.LatestObject
+	DescriptorObject  = legacysnap.DescriptorObject
+	ManifestObject    = legacysnap.ManifestObject
+	MetadataObject    = legacysnap.MetadataObject
+	SegmentsObject    = legacysnap.SegmentsObject
+	TaskManagerObject = legacysnap.TaskManagerObject
+)
+
+// CheckID validates a legacy snapshot id (legacysnap.CheckID). Failures are
+// ErrID.
+func CheckID(id string) error { return legacysnap.CheckID(id) }
+
+// File is one file of a snapshot as read.
+type File = legacysnap.File
+
+// Source is where legacy snapshots live: an object store read by exact
+// keys, and the root under it ("" for the store's top) that upstream's
+// master used as its object store root. Snapshots of cluster C are under
 // {Root}/mooncake_master_snapshot/C/.
 type Source struct {
 	Store objstore.Store
 	Root  string
 }
 
-// Snapshot is one legacy snapshot, read and validated whole.
+// Snapshot is one legacy snapshot, read and decoded whole by the contract's
+// reader, and after Convert the state an import brings in.
 type Snapshot struct {
-	ID           string
-	Seq          uint64 // last_included_seq of its descriptor (0 in snapshot-only mode)
-	ProducerView uint64
-	CreatedAtMS  int64
-	// Descriptor and Manifest are the two text files as stored.
-	Descriptor, Manifest string
-	// Files are the files read, by key under the source root.
-	Files map[string]File
-	// Decoded is the content as upstream's decoder recovers it.
-	Decoded *Decoded
+	*legacysnap.Snapshot
 
 	// Set by Convert: the import, at ImportCursor(Seq).
 	Objects  int
 	Segments int
 	State    *state.State
-}
-
-// File is one file of a snapshot as read.
-type File struct {
-	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
 }
 
 // ImportCursor is where an imported snapshot sits in the new OpLog: batch 1,
@@ -57,90 +59,42 @@ func ImportCursor(seq uint64) state.Cursor {
 	return state.Cursor{BatchID: 1, Seq: max(seq, 1)}
 }
 
-// rel is the key of a file of cluster clusterID under the source root.
-func rel(clusterID string, parts ...string) string {
-	return path.Join(append([]string{SnapshotRootBase, clusterID}, parts...)...)
+// getter is an object store as the contract's reader gets objects.
+type getter struct{ store objstore.Store }
+
+func (g getter) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	rc, _, err := g.store.Get(ctx, key)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil, fmt.Errorf("%w in %s", legacysnap.ErrNotFound, g.store.Name())
+	}
+	return rc, err
 }
 
-func (s Source) key(relKey string) string { return path.Join(s.Root, relKey) }
+func (s Source) contract() legacysnap.Source {
+	return legacysnap.Source{Store: getter{s.Store}, Root: s.Root}
+}
 
 // Latest reads latest.txt: the id upstream's catalog marked newest. Only an
 // explicit import consults it.
 func (s Source) Latest(ctx context.Context, clusterID string) (string, error) {
-	id, _, err := s.LatestFile(ctx, clusterID)
-	return id, err
+	return s.contract().Latest(ctx, clusterID)
 }
 
 // LatestFile is Latest with the file as read.
 func (s Source) LatestFile(ctx context.Context, clusterID string) (string, File, error) {
-	key := s.key(rel(clusterID, LatestObject))
-	data, err := s.read(ctx, key, maxSmallObjectSize)
-	if err != nil {
-		return "", File{}, err
-	}
-	id := strings.TrimSpace(string(data))
-	if err := CheckID(id); err != nil {
-		return "", File{}, fmt.Errorf("%s: %w", key, err)
-	}
-	return id, fileOf(data), nil
+	return s.contract().LatestFile(ctx, clusterID)
 }
 
-// Read reads snapshot id of clusterID whole — descriptor, manifest,
-// segments, metadata, task_manager — and decodes it as upstream's decoder
-// does. Any failure wraps one of the package's typed errors, names the file
-// and the place in it, and yields no snapshot.
+// Read reads snapshot id of clusterID whole and decodes it as upstream's
+// decoder does (legacysnap.Source.Read). Any failure wraps one of the
+// package's typed errors, names the file and the place in it, and yields no
+// snapshot.
 func (s Source) Read(ctx context.Context, clusterID, id string) (*Snapshot, error) {
-	if err := CheckID(id); err != nil {
-		return nil, err
-	}
-	snap := &Snapshot{ID: id, Files: map[string]File{}}
-	get := func(name string, limit int64) ([]byte, string, error) {
-		r := rel(clusterID, id, name)
-		key := s.key(r)
-		data, err := s.read(ctx, key, limit)
-		if err != nil {
-			return nil, key, err
-		}
-		snap.Files[r] = fileOf(data)
-		return data, key, nil
-	}
-	raw, key, err := get(DescriptorObject, maxSmallObjectSize)
+	snap, err := s.contract().Read(ctx, clusterID, id)
 	if err != nil {
 		return nil, err
 	}
-	d, err := snapshot.DecodeDescriptor(raw)
-	if err != nil || !d.Legacy() {
-		return nil, fmt.Errorf("%w: %s: %q: want <last_included_seq>|<producer_view_version>|<created_at_ms> (%v)", ErrDescriptor, key, clip(raw), err)
-	}
-	snap.Seq, snap.ProducerView, snap.CreatedAtMS, snap.Descriptor = d.LastIncludedSeq, d.ProducerViewVersion, d.CreatedAtMS, string(raw)
-	if raw, key, err = get(ManifestObject, maxSmallObjectSize); err != nil {
-		return nil, err
-	}
-	if got := strings.TrimSpace(string(raw)); got != ManifestFor(id) {
-		return nil, fmt.Errorf("%w: %s is %q, want %q", ErrManifest, key, clip(raw), ManifestFor(id))
-	}
-	snap.Manifest = string(raw)
-	fr, err := newFrames()
-	if err != nil {
-		return nil, err
-	}
-	defer fr.close()
-	dec := &Decoded{}
-	// Segments first: a memory replica is restored against its segment.
-	for _, step := range []struct {
-		name   string
-		decode func(file string, data []byte, fr *frames, d *Decoded) error
-	}{{SegmentsObject, decodeSegments}, {MetadataObject, decodeMetadata}, {TaskManagerObject, decodeTasks}} {
-		raw, key, err := get(step.name, MaxObjectBytes)
-		if err != nil {
-			return nil, err
-		}
-		if err := step.decode(key, raw, fr, dec); err != nil {
-			return nil, err
-		}
-	}
-	snap.Decoded = dec
-	return snap, nil
+	return &Snapshot{Snapshot: snap}, nil
 }
 
 // Open reads snapshot id (Read) and converts it into the state model
@@ -155,30 +109,3 @@ func (s Source) Open(ctx context.Context, clusterID, id string) (*Snapshot, erro
 	}
 	return snap, nil
 }
-
-// read reads one object whole, by exact key, refusing more than limit bytes.
-func (s Source) read(ctx context.Context, key string, limit int64) ([]byte, error) {
-	rc, _, err := s.Store.Get(ctx, key)
-	if errors.Is(err, objstore.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s in %s", ErrNotFound, key, s.Store.Name())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrMalformed, key, limit)
-	}
-	return data, nil
-}
-
-func fileOf(data []byte) File {
-	sum := sha256.Sum256(data)
-	return File{Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
-}
-
-func clip(b []byte) string { return clipString(strings.TrimSpace(string(b))) }

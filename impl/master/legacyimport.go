@@ -107,7 +107,7 @@ func (m *Master) prepareLegacyImport(ctx context.Context) error {
 	}
 	m.legacy = snap
 	m.log.Info("legacy snapshot read; imported when this node first becomes primary", "phase", "legacy_import", "legacy_snapshot_id", snap.ID,
-		"legacy_seq", snap.Seq, "objects", snap.Objects, "segments", snap.Segments, "left_behind", snap.Decoded.LeftBehind(),
+		"legacy_seq", snap.Seq, "objects", snap.Objects, "segments", snap.Segments, "left_behind", legacy.LeftBehind(snap.Decoded),
 		"read_ms", time.Since(start).Milliseconds())
 	return nil
 }

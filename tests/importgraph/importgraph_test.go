@@ -1,5 +1,6 @@
 // Package importgraph holds the harness to the rule that it reads what the
-// system left behind through the contract (impl/contract), not through the
+// system left behind through the contract (impl/contract and its
+// subpackages, such as impl/contract/legacysnap), not through the
 // implementation it judges: every other impl package a harness or faults
 // package imports is listed here, with why, and the list may only shrink.
 package importgraph
@@ -18,21 +19,20 @@ import (
 const module = "github.com/oplogha/oplogha/"
 
 // allowed lists, per importing package (a directory of the repository),
-// the impl packages besides impl/contract it may import, and why. What is
-// left is what the harness does, not what it decodes: it talks to the
-// object store, reads a legacy fixture and runs the operator's verifier
-// (which opens each pointer's snapshot through the contract). The records
-// it judges (keys, batches, prefix, view, floor, pointer, snapshot id,
-// checksum string, import record, import batch, and the snapshot's
-// descriptor, manifest, envelope header and object names) are all read
-// through impl/contract. Each entry goes when its reason does.
+// the impl packages besides the contract (impl/contract and its
+// subpackages) it may import, and why. What is left is what the harness
+// does, not what it decodes: it talks to the object store and runs the
+// operator's verifier (which opens each pointer's snapshot through the
+// contract). The records it judges (keys, batches, prefix, view, floor,
+// pointer, snapshot id, checksum string, import record, import batch, the
+// snapshot's descriptor, manifest, envelope header and object names) and
+// the legacy layout of a fixture it reads are all read through the
+// contract. Each entry goes when its reason does.
 var allowed = map[string]map[string]string{
 	"harness/runner": {
-		"impl/legacy":            "reads a legacy fixture to know what an import must bring in",
 		"impl/objstore":          "the snapshot store client the harness lists and reads objects with",
 		"impl/objstore/localdir": "the local snapshot store",
 		"impl/objstore/s3":       "the S3 snapshot store",
-		"impl/state":             "the state digest of a legacy fixture",
 		"impl/verify":            "the operator's verifier (oplogctl verify), run on every run's namespace",
 	},
 	"harness/s3server": {
@@ -61,7 +61,7 @@ func TestHarnessReadsImplOnlyThroughTheContract(t *testing.T) {
 			for _, imp := range f.Imports {
 				p, _ := strconv.Unquote(imp.Path.Value)
 				p, ok := strings.CutPrefix(p, module)
-				if !ok || !strings.HasPrefix(p, "impl/") || p == "impl/contract" {
+				if !ok || !strings.HasPrefix(p, "impl/") || isContract(p) {
 					continue
 				}
 				if found[rel] == nil {
@@ -89,6 +89,48 @@ func TestHarnessReadsImplOnlyThroughTheContract(t *testing.T) {
 	sort.Strings(stale)
 	for _, s := range stale {
 		t.Errorf("allowed lists %s, which is no longer imported: remove it (the list only shrinks)", s)
+	}
+}
+
+// isContract reports whether p is the contract: impl/contract or a package
+// under it (impl/contract/legacysnap), which is held to the same rule of
+// importing nothing of impl but the contract (TestContractImportsOnlyTheContract).
+func isContract(p string) bool {
+	return p == "impl/contract" || strings.HasPrefix(p, "impl/contract/")
+}
+
+// The contract's subpackages count as the contract only because they are
+// pure contract themselves: no package under impl/contract imports an impl
+// package outside it, so the harness cannot reach the implementation
+// through one.
+func TestContractImportsOnlyTheContract(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = filepath.WalkDir(filepath.Join(root, "impl", "contract"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p, ok := strings.CutPrefix(p, module); ok && !isContract(p) {
+				t.Errorf("%s imports %s: the contract imports nothing of this module outside impl/contract", filepath.ToSlash(mustRel(root, path)), p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no contract source found")
 	}
 }
 

@@ -1,11 +1,12 @@
-package legacy
+package legacysnap
 
 import "fmt"
 
 // Decoded is a legacy snapshot as upstream's decoder (MasterSnapshotCodec::
 // Decode) recovers it: every field the three payload files carry, and the
 // objects upstream writes but its decoder drops (Skipped). It is read whole
-// before anything is converted; Convert maps it into the state model.
+// before anything is converted; impl/legacy's Convert maps it into the
+// state model.
 type Decoded struct {
 	// ReplicaNextID is the next replica id upstream's master would have given.
 	ReplicaNextID uint64

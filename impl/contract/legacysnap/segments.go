@@ -1,4 +1,4 @@
-package legacy
+package legacysnap
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package legacy
+package legacysnap
 
 import (
 	"fmt"
@@ -69,13 +69,6 @@ func ParseUUID(s string) (UUID, error) {
 		return UUID{}, fmt.Errorf("uuid %q: want <hi>-<lo>, two decimals", clipString(s))
 	}
 	return UUID{a, b}, nil
-}
-
-func canonicalUint(s string) (uint64, error) {
-	if s == "" || (len(s) > 1 && s[0] == '0') || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("not a canonical decimal: %q", s)
-	}
-	return strconv.ParseUint(s, 10, 64)
 }
 
 func clipString(s string) string {
