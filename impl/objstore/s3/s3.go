@@ -20,8 +20,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
 // Config reaches one bucket.
@@ -119,7 +119,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, si
 	var err error
 	if size <= s.partSize {
 		opts := minio.PutObjectOptions{DisableContentSha256: true, DisableMultipart: true,
-			UserMetadata: map[string]string{hdrCRC: snapshot.S3Base64(crc)}}
+			UserMetadata: map[string]string{hdrCRC: contract.S3Base64(crc)}}
 		opts.SetMatchETagExcept("*")
 		_, err = s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
 		err = mapErr(key, err)
@@ -185,7 +185,7 @@ func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, s
 				errs[i] = err
 				return
 			}
-			partCRC := snapshot.S3Base64(h.Sum64())
+			partCRC := contract.S3Base64(h.Sum64())
 			p, err := s.core.PutObjectPart(ctx, s.bucket, key, id, n, io.NewSectionReader(src, off, length), length,
 				minio.PutObjectPartOptions{DisableContentSha256: true, CustomHeader: http.Header{hdrCRC: []string{partCRC}}})
 			if err != nil {
@@ -199,7 +199,7 @@ func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, s
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	complete := minio.PutObjectOptions{UserMetadata: map[string]string{hdrCRC: snapshot.S3Base64(crc), hdrType: "FULL_OBJECT"}}
+	complete := minio.PutObjectOptions{UserMetadata: map[string]string{hdrCRC: contract.S3Base64(crc), hdrType: "FULL_OBJECT"}}
 	complete.SetMatchETagExcept("*")
 	if _, err := s.core.CompleteMultipartUpload(ctx, s.bucket, key, id, parts, complete); err != nil {
 		return mapErr(key, err)
@@ -220,7 +220,7 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Info, error) {
 func info(key string, oi minio.ObjectInfo) (objstore.Info, error) {
 	in := objstore.Info{Key: key, Size: oi.Size, VersionID: oi.VersionID, ModTime: oi.LastModified}
 	if oi.ChecksumCRC64NVME != "" {
-		_, v, err := snapshot.ParseChecksum(snapshot.Checksum("crc64nvme:" + oi.ChecksumCRC64NVME))
+		_, v, err := contract.ParseChecksum(contract.Checksum("crc64nvme:" + oi.ChecksumCRC64NVME))
 		if err != nil {
 			return in, fmt.Errorf("%s: %w: server checksum %q", key, objstore.ErrCorrupt, oi.ChecksumCRC64NVME)
 		}
