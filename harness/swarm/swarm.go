@@ -162,7 +162,7 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	// import by every master): the faults then act on an imported history.
 	var legacy *scenario.LegacyImport
 	if sh.Snapshots && r.IntN(5) == 0 {
-		fixture := []string{"small", "zero-cursor", "empty"}[r.IntN(3)]
+		fixture := []string{"small", "zero-cursor", "empty", "offloaded"}[r.IntN(4)]
 		legacy = &scenario.LegacyImport{Root: "fixtures/legacy/" + fixture, ClusterID: "mooncake_cluster"}
 	}
 	// The menu subset this run may draw from (swarm: each move is in or out).

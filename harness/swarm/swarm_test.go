@@ -51,7 +51,7 @@ func TestDrawIsDeterministicAndCoversTheMenu(t *testing.T) {
 		}
 		require.Positive(t, seen[m], "move %s never drawn in 300 runs", m)
 	}
-	for _, f := range []string{"small", "zero-cursor", "empty"} {
+	for _, f := range []string{"small", "zero-cursor", "empty", "offloaded"} {
 		require.Positive(t, legacy[f], "no run in 300 imports legacy fixture %s", f)
 	}
 	require.Len(t, shapes, 4, "1 or 3 etcd members × 2 or 3 masters")
