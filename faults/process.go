@@ -51,53 +51,46 @@ func drawNode(r *rand.Rand, sh Shape, withEtcd bool) string {
 	return targets[r.IntN(len(targets))]
 }
 
-func injectKill(ctx context.Context, env Env, s Spec, in *Injected) error {
-	node, err := resolveNode(ctx, env, s)
-	if err != nil {
-		return err
+// nodeAct acts on one resolved node; nodeHeal says how to undo it there.
+type (
+	nodeAct  func(ctx context.Context, env Env, node string, s Spec) error
+	nodeHeal func(env Env, node string) func(context.Context) error
+)
+
+// onNode is the injection of a kind that acts on one resolved node: act
+// on it, then heal with heal (nil: nothing to heal).
+func onNode(act nodeAct, heal nodeHeal) func(context.Context, Env, Spec, *Injected) error {
+	return func(ctx context.Context, env Env, s Spec, in *Injected) error {
+		node, err := resolveNode(ctx, env, s)
+		if err != nil {
+			return err
+		}
+		in.Targets = []string{node}
+		if err := act(ctx, env, node, s); err != nil {
+			return err
+		}
+		if heal != nil {
+			in.heal = heal(env, node)
+		}
+		return nil
 	}
-	in.Targets = []string{node}
-	if err := env.Kill(node); err != nil {
-		return err
-	}
-	in.heal = func(ctx context.Context) error { return env.Start(ctx, node) }
-	return nil
 }
 
-func injectPause(ctx context.Context, env Env, s Spec, in *Injected) error {
-	node, err := resolveNode(ctx, env, s)
-	if err != nil {
-		return err
-	}
-	in.Targets = []string{node}
-	if err := env.Pause(node); err != nil {
-		return err
-	}
-	in.heal = func(context.Context) error { return env.Resume(node) }
-	return nil
+func startAgain(env Env, node string) func(context.Context) error {
+	return func(ctx context.Context) error { return env.Start(ctx, node) }
 }
 
-func injectStop(ctx context.Context, env Env, s Spec, in *Injected) error {
-	node, err := resolveNode(ctx, env, s)
-	if err != nil {
-		return err
-	}
-	in.Targets = []string{node}
-	if err := env.Stop(node, grace(s)); err != nil {
-		return err
-	}
-	in.heal = func(ctx context.Context) error { return env.Start(ctx, node) }
-	return nil
-}
-
-func injectRestart(ctx context.Context, env Env, s Spec, in *Injected) error {
-	node, err := resolveNode(ctx, env, s)
-	if err != nil {
-		return err
-	}
-	in.Targets = []string{node}
-	if err := env.Stop(node, grace(s)); err != nil {
-		return err
-	}
-	return env.Start(ctx, node)
-}
+var (
+	injectKill  = onNode(func(_ context.Context, env Env, node string, _ Spec) error { return env.Kill(node) }, startAgain)
+	injectPause = onNode(func(_ context.Context, env Env, node string, _ Spec) error { return env.Pause(node) },
+		func(env Env, node string) func(context.Context) error {
+			return func(context.Context) error { return env.Resume(node) }
+		})
+	injectStop    = onNode(func(_ context.Context, env Env, node string, s Spec) error { return env.Stop(node, grace(s)) }, startAgain)
+	injectRestart = onNode(func(ctx context.Context, env Env, node string, s Spec) error {
+		if err := env.Stop(node, grace(s)); err != nil {
+			return err
+		}
+		return env.Start(ctx, node)
+	}, nil)
+)
