@@ -104,7 +104,8 @@ func printInspection(w io.Writer, dir string, snap *legacy.Snapshot, in legacy.I
 			case r.Address != nil:
 				fmt.Fprintf(w, "    replica %d %s %s on %s at %#x, %d bytes\n", r.ID, r.Status, r.Type, *r.Segment, *r.Address, *r.Length)
 			case r.ShardIdx != nil:
-				fmt.Fprintf(w, "    replica %d %s %s in %s at offset %d (aligned %d, shard %d), %d bytes\n", r.ID, r.Status, r.Type, *r.FilePath, *r.Offset, *r.AlignedSize, *r.ShardIdx, *r.ObjectSize)
+				fmt.Fprintf(w, "    replica %d %s %s in %s at offset %d (aligned %d, shard %d), %d bytes\n", r.ID, r.Status, r.Type, *r.FilePath,
+					*r.Offset, *r.AlignedSize, *r.ShardIdx, *r.ObjectSize)
 			case r.TransportEndpoint != nil:
 				fmt.Fprintf(w, "    replica %d %s %s on client %s (%s), %d bytes\n", r.ID, r.Status, r.Type, *r.ClientID, *r.TransportEndpoint, *r.ObjectSize)
 			default:

@@ -182,12 +182,15 @@ func Checks() []Check {
 	return []Check{
 		{"acknowledged-data", "every acknowledged write is present on every node at the end, nothing unacknowledged is invented", AcknowledgedData},
 		{"linearizability", "the client history (puts, removes, reads) has a linearization (porcupine)", Linearizability},
-		{"keyspace-order", "etcd's MVCC history obeys the OpLog protocol: views grow, prefix and batch move together, batches are written once, deletes only under a published floor", KeyspaceOrder},
+		{"keyspace-order", "etcd's MVCC history obeys the OpLog protocol: views grow, prefix and batch move together, batches " +
+			"are written once, deletes only under a published floor", KeyspaceOrder},
 		{"convergence", "every running node ends at the same cursor and state digest", Convergence},
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
 		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
-		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the fixture's snapshot and its exact digest", LegacyImport},
-		{"operator-verify", "oplogctl verify finds no violation in the namespace the run left (every batch record, the prefix and its terminal batch, the view, the floor, the pointers and their snapshots)", OperatorVerify},
+		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the " +
+			"fixture's snapshot and its exact digest", LegacyImport},
+		{"operator-verify", "oplogctl verify finds no violation in the namespace the run left (every batch record, the prefix " +
+			"and its terminal batch, the view, the floor, the pointers and their snapshots)", OperatorVerify},
 		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds},
 		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},

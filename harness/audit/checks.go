@@ -25,7 +25,8 @@ func Convergence(in *Input) Result {
 			continue
 		}
 		if node.State.Cursor != first.State.Cursor || node.State.Digest != first.State.Digest {
-			ev.add("%s at batch %d seq %d digest %s; %s at batch %d seq %d digest %s", first.Name, first.State.Cursor.BatchID, first.State.Cursor.Seq, first.State.Digest,
+			ev.add("%s at batch %d seq %d digest %s; %s at batch %d seq %d digest %s", first.Name, first.State.Cursor.BatchID,
+				first.State.Cursor.Seq, first.State.Digest,
 				node.Name, node.State.Cursor.BatchID, node.State.Cursor.Seq, node.State.Digest)
 		}
 	}
@@ -106,7 +107,8 @@ func MinimumWork(in *Input) Result {
 	if promotions < in.Expect.MinPromotions {
 		ev.add("%d promotions observed, the scenario needs %d", promotions, in.Expect.MinPromotions)
 	}
-	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d acknowledged mutations, %d/%d faults and heals, %d promotions", ok, injected, in.Steps, promotions), Evidence: ev.list()}
+	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d acknowledged mutations, %d/%d faults and heals, %d "+
+		"promotions", ok, injected, in.Steps, promotions), Evidence: ev.list()}
 }
 
 // ObjectsAudit checks the pointers the run ended with: each slot present must
@@ -135,14 +137,16 @@ func ObjectsAudit(in *Input) Result {
 		}
 		sampled++
 		for _, m := range x.MissingTargets {
-			ev.add("[pointer-targets-present] at %s: the %s pointer names a snapshot the store no longer holds (the pointer was unchanged before and after the listing)", seconds(x.At), m)
+			ev.add("[pointer-targets-present] at %s: the %s pointer names a snapshot the store no longer holds (the pointer was "+
+				"unchanged before and after the listing)", seconds(x.At), m)
 		}
 	}
 	summary := fmt.Sprintf("%s: %d snapshot groups, %d objects, %d bytes", in.Objects.Store, in.Objects.Snapshots, in.Objects.Objects, in.Objects.Bytes)
 	if len(parts) > 0 {
 		summary += "; " + strings.Join(parts, ", ")
 	}
-	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: map[string]int{"pointer-targets-present": sampled + len(in.Objects.Pointers)}}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(),
+		Exercised: map[string]int{"pointer-targets-present": sampled + len(in.Objects.Pointers)}}
 }
 
 // AcknowledgedMutations counts the acknowledged puts, removes and segment

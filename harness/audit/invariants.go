@@ -23,9 +23,11 @@ type Invariant struct {
 var Invariants = []Invariant{
 	{"view-grows", "the producer view only grows, and every value written is a canonical view",
 		"Complete OpLog Fallback: producer view/fencing data is valid", "keyspace-order", "view claims"},
-	{"append-continues", "the durable prefix moves one batch at a time, in the revision that writes exactly that batch, whose sequence continues the prefix before it",
+	{"append-continues", "the durable prefix moves one batch at a time, in the revision that writes exactly that batch, " +
+		"whose sequence continues the prefix before it",
 		"Complete OpLog Fallback: batch ids and sequence ids continuous", "keyspace-order", "appends"},
-	{"prefix-terminal", "the durable prefix never regresses, and after every revision the system writes its terminal batch is present and ends at the prefix's sequence",
+	{"prefix-terminal", "the durable prefix never regresses, and after every revision the system writes its terminal batch " +
+		"is present and ends at the prefix's sequence",
 		"Terminology: durable prefix; Complete OpLog Fallback", "keyspace-order", "revisions that moved the prefix or deleted batches"},
 	{"batch-once", "a batch key is written once and never overwritten",
 		"Design Principles: immutable history", "keyspace-order", "batch puts"},
@@ -43,19 +45,24 @@ var Invariants = []Invariant{
 		"Terminology: the maintenance lease serializes publication, GC and floor advancement", "keyspace-order", "floor moves and deletes; writer leases that ended"},
 	{"pointers-monotonic", "latest's cursor only grows; fallback is only ever written with the value latest held just before; neither is deleted",
 		"Pointer Publication: pointer cursors never regress", "keyspace-order", "pointer publications"},
-	{"pointer-fenced", "every pointer write is made by the current maintenance lease holder: the writer key is held, at that revision, by the lease the snapshot id names",
-		"Pointer Publication: the transaction compares lease ownership", "keyspace-order", "pointer publications; unpublished candidates of leases since ended (each attempt that failed to publish)"},
+	{"pointer-fenced", "every pointer write is made by the current maintenance lease holder: the writer key is held, at " +
+		"that revision, by the lease the snapshot id names",
+		"Pointer Publication: the transaction compares lease ownership", "keyspace-order", "pointer publications; unpublished " +
+			"candidates of leases since ended (each attempt that failed to publish)"},
 	{"pointer-above-floor", "no pointer is written naming a snapshot below the compaction floor of that revision",
 		"Lagging Live Standby; Developer FAQ: a reader may not skip to the floor", "keyspace-order", "pointer publications under a floor"},
 	{"pointer-view", "a pointer's producer_view_version is the view under which its last included batch was appended",
 		"State Contract: producer view version associated with the captured prefix", "keyspace-order", "pointer publications whose batch is in the history; of those, across a view change"},
 	{"no-reinit", "the namespace is initialised (a zero durable prefix) only while it holds nothing else: no batch, view, floor, pointer or import record",
 		"Design Principles 7: recovery does not guess; Destructive Recovery: residue fails startup", "keyspace-order", "zero prefixes written; histories lost by a fault"},
-	{"legacy-import-once", "a legacy import is recorded at most once, into a fresh namespace, in one revision that moves the prefix to its cursor, writes its terminal batch 1 (and no other), and publishes the floor and latest",
+	{"legacy-import-once", "a legacy import is recorded at most once, into a fresh namespace, in one revision that moves " +
+		"the prefix to its cursor, writes its terminal batch 1 (and no other), and publishes the floor and latest",
 		"Legacy Snapshot Removal: explicit import", "keyspace-order", "imports"},
 	{"namespace-keys", "no key outside the contract appears in the namespace",
 		"Etcd Keyspace", "keyspace-order", "keys"},
-	{"operator-verify", "the namespace a run without damaging faults leaves passes oplogctl verify: every batch record decodes as upstream's, batches are contiguous above the floor, the prefix's terminal batch is present, the floor is at or below both pointers, each pointer's snapshot verifies",
+	{"operator-verify", "the namespace a run without damaging faults leaves passes oplogctl verify: every batch record " +
+		"decodes as upstream's, batches are contiguous above the floor, the prefix's terminal batch is present, the floor is " +
+		"at or below both pointers, each pointer's snapshot verifies",
 		"Complete OpLog Fallback; Ordered Floor Advancement; Rollout: operator tooling", "operator-verify", "runs judged"},
 	{"pointer-targets-present", "a pointer never names a snapshot group that is missing from the store while it is authoritative, and the final pointers verify",
 		"GC: protected objects are never deleted", "objects", "store samples with both pointers unchanged across the listing"},

@@ -271,7 +271,8 @@ func (r *replay) judge(c *change) {
 	if c.writer != nil {
 		r.n["lease-exclusive"]++
 		if w := r.writer; w != nil && !c.writerDel && (w.lease != c.writer.lease || w.token != c.writer.token) {
-			r.add("lease-exclusive", rev, "writer key taken over by %s (lease %x) while %s (lease %x, since rev %d) held it", c.writer.token, c.writer.lease, w.token, w.lease, w.rev)
+			r.add("lease-exclusive", rev, "writer key taken over by %s (lease %x) while %s (lease %x, since rev %d) held it", c.writer.token,
+				c.writer.lease, w.token, w.lease, w.rev)
 		}
 	}
 	if c.view != nil {
@@ -326,7 +327,8 @@ func (r *replay) judgeAppend(c *change) {
 		r.n["append-continues"]++
 		b := c.prefix
 		if len(c.batchPuts) != 1 || c.batchPuts[0].ID != b.BatchID || c.batchPuts[0].LastSeq != b.LastSeq {
-			r.add("append-continues", rev, "durable prefix moved to batch %d seq %d without exactly that batch in the same transaction (%d batch puts)", b.BatchID, b.LastSeq, len(c.batchPuts))
+			r.add("append-continues", rev, "durable prefix moved to batch %d seq %d without exactly that batch in the same "+
+				"transaction (%d batch puts)", b.BatchID, b.LastSeq, len(c.batchPuts))
 		}
 		var last contract.DurablePrefix
 		if r.prefix != nil {
@@ -395,7 +397,8 @@ func (r *replay) judgeFloor(c *change) {
 		if at, ok := r.corrupted[p.SnapshotID]; ok && at < rev {
 			r.n["floor-verified"]++
 			if f >= p.LastIncludedBatchID && p == older {
-				r.add("floor-verified", rev, "floor moved to %d onto %s, which the run corrupted before rev %d: only one usable snapshot is left above the deleted OpLog", f, p.SnapshotID, at)
+				r.add("floor-verified", rev, "floor moved to %d onto %s, which the run corrupted before rev %d: only one usable "+
+					"snapshot is left above the deleted OpLog", f, p.SnapshotID, at)
 			}
 		}
 	}
@@ -468,7 +471,8 @@ func (r *replay) judgePointers(c *change) {
 			if r.hasFloor && c.marker == nil {
 				r.n["pointer-above-floor"]++
 				if p.LastIncludedBatchID < r.floor {
-					r.add("pointer-above-floor", rev, "latest pointer written naming %s at batch %d, below the compaction floor %d", p.SnapshotID, p.LastIncludedBatchID, r.floor)
+					r.add("pointer-above-floor", rev, "latest pointer written naming %s at batch %d, below the compaction floor %d", p.SnapshotID,
+						p.LastIncludedBatchID, r.floor)
 				}
 			}
 			if v, ok := r.batchView[p.LastIncludedBatchID]; ok {
@@ -477,7 +481,8 @@ func (r *replay) judgePointers(c *change) {
 					r.n["pointer-view across a view change"]++
 				}
 				if p.ProducerViewVersion != v {
-					r.add("pointer-view", rev, "pointer %s records producer view %d, but batch %d was appended under view %d", p.SnapshotID, p.ProducerViewVersion, p.LastIncludedBatchID, v)
+					r.add("pointer-view", rev, "pointer %s records producer view %d, but batch %d was appended under view %d", p.SnapshotID,
+						p.ProducerViewVersion, p.LastIncludedBatchID, v)
 				}
 			}
 		}
@@ -506,7 +511,8 @@ func (r *replay) judgePointerWriter(rev int64, p *contract.Pointer) {
 		}
 		r.add("pointer-fenced", rev, "pointer to %s written while no maintenance lease held the writer key%s", p.SnapshotID, ended)
 	case r.leases && r.writer.lease != id.Lease:
-		r.add("pointer-fenced", rev, "pointer to %s (made under lease %x) written while the writer key was held by lease %x (%s)", p.SnapshotID, id.Lease, r.writer.lease, r.writer.token)
+		r.add("pointer-fenced", rev, "pointer to %s (made under lease %x) written while the writer key was held by lease %x (%s)", p.SnapshotID,
+			id.Lease, r.writer.lease, r.writer.token)
 	}
 }
 
@@ -603,7 +609,8 @@ func (r *replay) countFencedOrphans(objs *StoreReport) {
 // it (upstream's startup check refuses a prefix whose terminal batch is
 // missing; prefix-terminal checks the same after the revision), and
 // published the floor at batch 1 and the latest pointer at the cursor.
-func checkImport(ev *evidence, rev int64, m *contract.ImportRecord, before, after *contract.DurablePrefix, batchPuts []contract.Batch, floorPut bool, latest *slot) {
+func checkImport(ev *evidence, rev int64, m *contract.ImportRecord, before, after *contract.DurablePrefix, batchPuts []contract.Batch,
+	floorPut bool, latest *slot) {
 	bad := func(format string, args ...any) {
 		ev.add("[legacy-import-once] rev %d: %s", rev, fmt.Sprintf(format, args...))
 	}
@@ -618,7 +625,8 @@ func checkImport(ev *evidence, rev int64, m *contract.ImportRecord, before, afte
 		bad("legacy import wrote %d batch keys, want exactly batch %d", len(batchPuts), m.BatchID)
 	case !reflect.DeepEqual(batchPuts[0], want):
 		b := batchPuts[0]
-		bad("legacy import wrote batch %d seq %d..%d with %d entries, want batch %d seq %d..%d with its one entry", b.ID, b.FirstSeq, b.LastSeq, len(b.Entries), want.ID, want.FirstSeq, want.LastSeq)
+		bad("legacy import wrote batch %d seq %d..%d with %d entries, want batch %d seq %d..%d with its one entry", b.ID, b.FirstSeq, b.LastSeq,
+			len(b.Entries), want.ID, want.FirstSeq, want.LastSeq)
 	}
 	if !floorPut {
 		bad("legacy import did not publish the compaction floor at batch %d in the same revision", m.BatchID)

@@ -192,7 +192,8 @@ func Linearizability(in *Input) Result {
 	case porcupine.Ok:
 		return Result{Pass: true, Summary: summary + ": linearizable", Exercised: map[string]int{"linearizable": len(ops)}}
 	case porcupine.Unknown:
-		return Result{Pass: false, Summary: summary + ": checker timed out after " + LinearizabilityTimeout.String(), Evidence: []string{"inconclusive: treat as a failure and shrink the run"}}
+		return Result{Pass: false, Summary: summary + ": checker timed out after " + LinearizabilityTimeout.String(),
+			Evidence: []string{"inconclusive: treat as a failure and shrink the run"}}
 	}
 	var ev evidence
 	parts := model.Partition(ops)

@@ -57,7 +57,8 @@ func OpenSnapshot(ctx context.Context, g ObjectGetter, p Pointer) (OpenedSnapsho
 		return o, fmt.Errorf("%s: %w", seg, snapshotError(ErrSnapshotTruncated, "%d payload bytes after the header, envelope says %d", c.n, h.EncodedSize))
 	}
 	if got := c.crc.Sum64(); got != h.Checksum {
-		return o, fmt.Errorf("%s: %w", seg, snapshotError(ErrSnapshotChecksum, "payload crc64nvme %016x over the objects after the header, envelope says %016x", got, h.Checksum))
+		return o, fmt.Errorf("%s: %w", seg, snapshotError(ErrSnapshotChecksum, "payload crc64nvme %016x over the objects "+
+			"after the header, envelope says %016x", got, h.Checksum))
 	}
 	return o, nil
 }

@@ -145,7 +145,8 @@ func notImportable(d *legacysnap.Decoded) []string {
 	}
 	for _, s := range d.Segments {
 		if s.Status != legacysnap.SegmentOK {
-			out = append(out, fmt.Sprintf("segment %s (%s) is %s: the state model has no segment status, and upstream's own restore of a snapshot with a segment that is not OK fails and starts empty",
+			out = append(out, fmt.Sprintf("segment %s (%s) is %s: the state model has no segment status, and upstream's own "+
+				"restore of a snapshot with a segment that is not OK fails and starts empty",
 				s.Name, s.ID, s.Status))
 		}
 	}
@@ -221,7 +222,9 @@ func NotImported(d *legacysnap.Decoded) []Left {
 		}
 		add("object checksums", sums, "the state model holds no object checksum")
 	}
-	add("segment ids, bases, clients, host ids and allocators", len(d.Segments), "the state model keys a segment by its transport endpoint and keeps its name and capacity; replica offsets are taken relative to the base")
+	add("segment ids, bases, clients, host ids and "+
+		"allocators", len(d.Segments), "the state model keys a segment by its transport endpoint and keeps its name and "+
+		"capacity; replica offsets are taken relative to the base")
 	return out
 }
 

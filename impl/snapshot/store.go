@@ -39,7 +39,8 @@ type WriteOptions struct {
 // descriptor, each create-only and each verified (objstore.VerifiedPut). A key
 // collision or a failed verification fails the candidate; what was already
 // written stays as an orphan for GC.
-func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix string, f *os.File, l *Layout, m Manifest, d Descriptor, opts WriteOptions) (*Written, error) {
+func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix string, f *os.File, l *Layout, m Manifest, d Descriptor,
+	opts WriteOptions) (*Written, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}

@@ -35,7 +35,8 @@ func judgePointers(ctx context.Context, rep *Report, ks contract.Keyspace, h *he
 			rep.violate(sl.key, "%s pointer was written under producer view %d, newer than the current view %d", sl.name, p.ProducerViewVersion, h.view)
 		}
 		if h.floorOK && h.floor > p.LastIncludedBatchID {
-			rep.violate(ks.CompactionFloor(), "the compaction floor %d is above the %s snapshot's batch %d: batches its recovery replays may be gone", h.floor, sl.name, p.LastIncludedBatchID)
+			rep.violate(ks.CompactionFloor(), "the compaction floor %d is above the %s snapshot's batch %d: batches its recovery "+
+				"replays may be gone", h.floor, sl.name, p.LastIncludedBatchID)
 		}
 		if opt.ObjectRoot != "" && !strings.HasPrefix(p.ObjectPrefix, opt.ObjectRoot) {
 			pr.Error = fmt.Sprintf("names objects at %q, outside the cluster's object root %q", p.ObjectPrefix, opt.ObjectRoot)

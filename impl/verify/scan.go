@@ -115,7 +115,8 @@ func (s *scan) batch(key string, val []byte) {
 		// A legacy import's batch 1 stands for the imported state: one
 		// LEASE_RENEW (no applier applies it) at the import's sequence.
 		if len(b.Entries) != 1 || b.Entries[0].Op != contract.OpLeaseRenew || b.Entries[0].Tenant != "" || b.Entries[0].Key != "" || len(b.Entries[0].Payload) != 0 {
-			r.violate(key, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry (an entry that applies would let a replay from batch 0 end without the imported state)")
+			r.violate(key, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry (an entry that applies would "+
+				"let a replay from batch 0 end without the imported state)")
 		}
 	case id == 1 && b.FirstSeq != 1:
 		r.violate(key, "the first batch starts at seq %d, not 1 (only a legacy import's batch 1 may start later)", b.FirstSeq)
@@ -143,7 +144,8 @@ func (s *scan) missing(from, to uint64) {
 	if to > from {
 		what = fmt.Sprintf("batches %d..%d are missing", from, to)
 	}
-	s.rep.violate(s.ks.Batch(from), "%s: above the compaction floor %d and at or below the durable prefix %d, every batch must be present", what, s.floor, s.terminal)
+	s.rep.violate(s.ks.Batch(from), "%s: above the compaction floor %d and at or below the durable prefix %d, every batch "+
+		"must be present", what, s.floor, s.terminal)
 }
 
 // other classifies a key that is not a batch record.

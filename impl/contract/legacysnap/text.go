@@ -30,7 +30,8 @@ const maxCreatedAtMS = 1 << 62
 func DecodeDescriptor(data []byte) (Descriptor, error) {
 	text := strings.TrimSpace(string(data))
 	bad := func(format string, args ...any) (Descriptor, error) {
-		return Descriptor{}, fmt.Errorf("%w: %q: want <last_included_seq>|<producer_view_version>|<created_at_ms> (%s)", ErrDescriptor, clipString(text), fmt.Sprintf(format, args...))
+		return Descriptor{}, fmt.Errorf("%w: %q: want <last_included_seq>|<producer_view_version>|<created_at_ms> (%s)", ErrDescriptor,
+			clipString(text), fmt.Sprintf(format, args...))
 	}
 	parts := strings.Split(text, "|")
 	if len(parts) != 3 {
