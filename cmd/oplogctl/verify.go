@@ -53,9 +53,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cli.Close()
-	opt := verify.Options{Store: store}
+	var opt verify.Options
 	if store != nil {
-		opt.ObjectRoot = t.ObjectRoot()
+		opt.Store, opt.ObjectRoot = objstore.Getter(store), t.ObjectRoot()
 	}
 	next := int64(progressEvery)
 	opt.Progress = func(keys int64) {

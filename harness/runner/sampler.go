@@ -11,10 +11,8 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/cluster"
+	"github.com/oplogha/oplogha/harness/objects"
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/objstore/localdir"
-	"github.com/oplogha/oplogha/impl/objstore/s3"
 )
 
 // samples is the run's retention series, appended by sample.
@@ -35,17 +33,19 @@ func (s *samples) all() []audit.RetentionSample {
 	return append([]audit.RetentionSample(nil), s.ss...)
 }
 
-// store opens the run's snapshot store from the harness side (nil: none).
-func (r *run) store() (objstore.Store, error) {
+// store opens the run's snapshot store from the harness side, with the
+// harness's own client (nil: none).
+func (r *run) store() (objects.Reader, error) {
 	switch {
 	case r.cluster.S3 != nil:
-		cfg, err := r.cluster.S3.Config(cluster.SnapshotBucket)
+		tr, err := r.cluster.S3.Transport()
 		if err != nil {
 			return nil, err
 		}
-		return s3.New(cfg)
+		s := r.cluster.S3
+		return objects.S3(s.Endpoint, cluster.SnapshotBucket, s.AccessKey, s.SecretKey, tr)
 	case r.cluster.StoreDir != "":
-		return localdir.New(r.cluster.StoreDir)
+		return objects.Dir(r.cluster.StoreDir), nil
 	}
 	return nil, nil
 }
@@ -83,7 +83,7 @@ func (r *run) sample(ctx context.Context) {
 // floor, the batch keys and the durable prefix in etcd, the snapshot groups
 // under the cluster's prefix in st (nil: none), and the largest member's
 // database size.
-func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, st objstore.Store) {
+func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, st objects.Reader) {
 	sh, err := r.oplogShape(ctx, cli, ks)
 	if err != nil {
 		return
@@ -105,7 +105,7 @@ func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks contract.
 	r.retention.add(x)
 }
 
-func countGroups(list []objstore.Info, prefix string) int {
+func countGroups(list []objects.Object, prefix string) int {
 	ids := map[string]bool{}
 	for _, o := range list {
 		if id, _, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/"); ok && id != "_probe" {
@@ -133,7 +133,7 @@ func readPointers(ctx context.Context, cli *clientv3.Client, ks contract.Keyspac
 // missingTargets names each pointer that stayed the same across a listing
 // (read before and after it) yet whose snapshot's descriptor the listing
 // does not hold: an authoritative snapshot that is gone from the store.
-func missingTargets(before, after [2][]byte, list []objstore.Info, prefix string) []string {
+func missingTargets(before, after [2][]byte, list []objects.Object, prefix string) []string {
 	have := map[string]bool{}
 	for _, o := range list {
 		have[o.Key] = true

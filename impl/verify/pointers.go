@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/objstore"
 )
 
 // judgePointers holds each decoded pointer to the OpLog, the floor, the
@@ -42,7 +41,7 @@ func judgePointers(ctx context.Context, rep *Report, ks contract.Keyspace, h *he
 			pr.Error = fmt.Sprintf("names objects at %q, outside the cluster's object root %q", p.ObjectPrefix, opt.ObjectRoot)
 			rep.violate(sl.key, "%s pointer %s", sl.name, pr.Error)
 		} else if opt.Store != nil {
-			_, err := contract.OpenSnapshot(ctx, objstore.Getter(opt.Store), *p)
+			_, err := contract.OpenSnapshot(ctx, opt.Store, *p)
 			if ctx.Err() != nil {
 				return fmt.Errorf("open the %s snapshot: %w", sl.name, ctx.Err())
 			}

@@ -18,7 +18,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/objstore"
 )
 
 // Violation is one broken rule, at the key it concerns.
@@ -69,11 +68,20 @@ func (r *Report) violate(key, format string, args ...any) {
 	r.Violations = append(r.Violations, Violation{Key: key, Reason: fmt.Sprintf(format, args...)})
 }
 
+// Store is what the verifier reads snapshots through: the contract's
+// getter, and a name for the report.
+type Store interface {
+	contract.ObjectGetter
+	Name() string
+}
+
 // Options bound and extend a verification.
 type Options struct {
-	// Store, when set, is the snapshot store: each pointer's snapshot is
-	// opened by exact keys and checked against the pointer.
-	Store objstore.Store
+	// Store, when set, reaches the snapshot store: each pointer's snapshot
+	// is opened by exact keys and checked against the pointer. It is the
+	// contract's getter, so any client can serve (impl/objstore.Getter
+	// adapts the implementation's stores; the harness has its own).
+	Store Store
 	// ObjectRoot, when set, is {s3_prefix}/{cluster_id}/: a pointer must
 	// name a snapshot under it.
 	ObjectRoot string

@@ -113,7 +113,7 @@ func (n *ns) healthy() {
 }
 
 func (n *ns) verify() *Report {
-	rep, err := Namespace(ctxT(n.t), n.cli, n.ks, Options{Store: n.st, ObjectRoot: "snaps/" + n.ks.ClusterID() + "/", PageSize: 3})
+	rep, err := Namespace(ctxT(n.t), n.cli, n.ks, Options{Store: objstore.Getter(n.st), ObjectRoot: "snaps/" + n.ks.ClusterID() + "/", PageSize: 3})
 	require.NoError(n.t, err)
 	return rep
 }

@@ -21,19 +21,18 @@ const module = "github.com/oplogha/oplogha/"
 // allowed lists, per importing package (a directory of the repository),
 // the impl packages besides the contract (impl/contract and its
 // subpackages) it may import, and why. What is left is what the harness
-// does, not what it decodes: it talks to the object store and runs the
-// operator's verifier (which opens each pointer's snapshot through the
-// contract). The records it judges (keys, batches, prefix, view, floor,
+// does, not what it decodes: it runs the operator's verifier (which imports
+// nothing of impl but the contract and opens each pointer's snapshot
+// through it), and the S3 server hands out the implementation's store
+// configuration. The harness reads the store with its own client
+// (harness/objects). The records it judges (keys, batches, prefix, view, floor,
 // pointer, snapshot id, checksum string, import record, import batch, the
 // snapshot's descriptor, manifest, envelope header and object names) and
 // the legacy layout of a fixture it reads are all read through the
 // contract. Each entry goes when its reason does.
 var allowed = map[string]map[string]string{
 	"harness/runner": {
-		"impl/objstore":          "the snapshot store client the harness lists and reads objects with",
-		"impl/objstore/localdir": "the local snapshot store",
-		"impl/objstore/s3":       "the S3 snapshot store",
-		"impl/verify":            "the operator's verifier (oplogctl verify), run on every run's namespace",
+		"impl/verify": "the operator's verifier (oplogctl verify), run on every run's namespace",
 	},
 	"harness/s3server": {
 		"impl/objstore":    "the store client configuration the server hands out",
@@ -140,4 +139,33 @@ func mustRel(root, path string) string {
 		return path
 	}
 	return r
+}
+
+// The verifier the harness runs on every namespace reads only through the
+// contract: it imports no impl package but the contract, so its verdict is
+// not the implementation's opinion of itself.
+func TestVerifierImportsOnlyTheContract(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "impl", "verify", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no verifier source: %v", err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p, ok := strings.CutPrefix(p, module); ok && !isContract(p) {
+				t.Errorf("%s imports %s: the verifier reads only through the contract", filepath.ToSlash(mustRel(root, path)), p)
+			}
+		}
+	}
 }
