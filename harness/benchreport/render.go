@@ -11,9 +11,10 @@ import (
 )
 
 // groupOrder is the order of sections in the report (the order).
-var groupOrder = []string{"capture", "pipeline", "recovery", "replay", "codec", "harness", "etcd"}
+var groupOrder = []string{"write", "capture", "pipeline", "recovery", "replay", "codec", "harness", "etcd"}
 
 var groupTitle = map[string]string{
+	"write":    "Write path (client API)",
 	"capture":  "Capture critical section",
 	"pipeline": "Snapshot pipeline",
 	"recovery": "Recovery",

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
-	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/retention"
 )
 
 // BenchmarkEtcdCost counts the etcd requests of one publication and of one
