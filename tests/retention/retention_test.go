@@ -14,10 +14,10 @@ import (
 	"github.com/minio/crc64nvme"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )

@@ -23,10 +23,10 @@ import (
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/keyspace"
-	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
+	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )
