@@ -135,7 +135,7 @@ fuzz:
 
 ## bench: benchmarks against their baselines on real etcd and versitygw, each
 ## group in its own process; table in artifacts/bench/results.md (+ .json)
-BENCH_GROUPS ?= Capture Pipeline,Recovery SuffixReplay EtcdCost HarnessBoot WritePath Codec
+BENCH_GROUPS ?= Capture Pipeline,Recovery SuffixReplay EtcdCost HarnessBoot WritePath Failover StandbyLag Codec
 bench: $(CHAOS)
 	@$(CHAOS) tools
 	@mkdir -p artifacts/bench; rm -f artifacts/bench/figures.jsonl artifacts/bench/go-bench.txt

@@ -11,10 +11,12 @@ import (
 )
 
 // groupOrder is the order of sections in the report (the order).
-var groupOrder = []string{"write", "capture", "pipeline", "recovery", "replay", "codec", "harness", "etcd"}
+var groupOrder = []string{"write", "failover", "lag", "capture", "pipeline", "recovery", "replay", "codec", "harness", "etcd"}
 
 var groupTitle = map[string]string{
 	"write":    "Write path (client API)",
+	"failover": "Failover",
+	"lag":      "Standby lag",
 	"capture":  "Capture critical section",
 	"pipeline": "Snapshot pipeline",
 	"recovery": "Recovery",
