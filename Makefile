@@ -138,7 +138,7 @@ fuzz:
 BENCH_GROUPS ?= Capture Pipeline,Recovery SuffixReplay EtcdCost HarnessBoot WritePath Failover StandbyLag Codec
 bench: $(CHAOS)
 	@$(CHAOS) tools
-	@mkdir -p artifacts/bench; rm -f artifacts/bench/figures.jsonl artifacts/bench/go-bench.txt
+	@mkdir -p artifacts/bench; rm -f artifacts/bench/figures.jsonl artifacts/bench/figures.series.jsonl artifacts/bench/*.svg artifacts/bench/go-bench.txt
 	@set -eo pipefail; start=$$(date +%s); \
 	for g in $(BENCH_GROUPS); do \
 	  echo "== bench $$g ($$(( $$(date +%s) - start ))s so far)"; \

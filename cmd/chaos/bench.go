@@ -22,7 +22,7 @@ import (
 func cmdBenchReport(ctx context.Context, args []string) error {
 	fset := flag.NewFlagSet("bench-report", flag.ContinueOnError)
 	in := fset.String("in", "artifacts/bench/figures.jsonl", "figures recorded by the benchmarks")
-	out := fset.String("out", "artifacts/bench", "where results.md and results.json go")
+	out := fset.String("out", "artifacts/bench", "where results.md, results.json and the plots (NAME.svg) go")
 	prTier := fset.String("pr-tier", "artifacts/pr-tier-time.txt", "the pr tier's wall time, written by make test")
 	elapsed := fset.Duration("elapsed", 0, "how long make bench took")
 	if err := fset.Parse(args); err != nil {
@@ -42,7 +42,11 @@ func cmdBenchReport(ctx context.Context, args []string) error {
 	if *elapsed > 0 {
 		meta.Elapsed = elapsed.Round(time.Second).String()
 	}
-	if err := benchreport.Write(*out, meta, figs); err != nil {
+	series, err := benchreport.LoadSeries(*in)
+	if err != nil {
+		return fmt.Errorf("bench-report: %w", err)
+	}
+	if err := benchreport.Write(*out, meta, figs, series); err != nil {
 		return err
 	}
 	met, missed := 0, 0

@@ -61,21 +61,7 @@ func Record(f Figure) error {
 	if f.At.IsZero() {
 		f.At = time.Now().UTC()
 	}
-	data, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	out, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("bench figures: %w", err)
-	}
-	if _, err := out.Write(append(data, '\n')); err != nil {
-		out.Close()
-		return fmt.Errorf("bench figures: %w", err)
-	}
-	return out.Close()
+	return appendLine(path, f)
 }
 
 // ErrNoFigures: the figures file holds nothing to report.

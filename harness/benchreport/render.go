@@ -35,8 +35,9 @@ type Meta struct {
 	Elapsed   string `json:"elapsed,omitempty"`
 }
 
-// Write renders figs into dir as results.md and results.json.
-func Write(dir string, meta Meta, figs []Figure) error {
+// Write renders figs into dir as results.md and results.json, and each
+// series as NAME.svg, drawn in results.md under its group.
+func Write(dir string, meta Meta, figs []Figure, series []Series) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -50,12 +51,18 @@ func Write(dir string, meta Meta, figs []Figure) error {
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(Markdown(meta, figs)), 0o644)
+	for _, s := range series {
+		if err := os.WriteFile(filepath.Join(dir, s.Name+".svg"), []byte(SVG(s)), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(Markdown(meta, figs, series)), 0o644)
 }
 
 // Markdown is the results table: one section per group, each figure beside
-// its baseline with the ratio drawn as a bar (1× is the baseline).
-func Markdown(meta Meta, figs []Figure) string {
+// its baseline with the ratio drawn as a bar (1× is the baseline), and the
+// group's plots (NAME.svg beside it) after its table.
+func Markdown(meta Meta, figs []Figure, series []Series) string {
 	var b strings.Builder
 	b.WriteString("# oplogha benchmarks\n\n")
 	fmt.Fprintf(&b, "%s on %s, %d CPUs", meta.GoVersion, meta.Host, meta.CPUs)
@@ -124,6 +131,11 @@ func Markdown(meta Meta, figs []Figure) string {
 		}
 		if len(notes) > 0 {
 			b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
+		}
+		for _, s := range series {
+			if s.Group == g {
+				fmt.Fprintf(&b, "\n![%s](%s.svg)\n", s.Title, s.Name)
+			}
 		}
 	}
 	return b.String()
