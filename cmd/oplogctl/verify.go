@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/impl/connect"
+	"github.com/oplogha/oplogha/impl/contract/verify"
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/verify"
 )
 
 const verifyUsage = `  oplogctl verify --etcd URLS --cluster-id C [object store flags] [etcd TLS/auth flags] [--json]

@@ -276,7 +276,7 @@ func (c *Cluster) startStore(ctx context.Context, group *proc.Group, bins Binari
 		return nil, nil, err
 	}
 	c.S3 = srv
-	if _, _, err := srv.Store(ctx, SnapshotBucket, 0, SnapshotPrefix+"/_harness-probe"); err != nil {
+	if err := srv.EnsureBucket(ctx, SnapshotBucket); err != nil {
 		return nil, nil, err
 	}
 	access, secretKey := srv.AccessKey, srv.SecretKey

@@ -18,7 +18,7 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/verify"
+	"github.com/oplogha/oplogha/impl/contract/verify"
 )
 
 // collect reads the evidence while the cluster still runs: every master's

@@ -72,11 +72,11 @@ func (s *Server) CreateWriter(ctx context.Context, bucket, prefix string) (Ident
 
 // rootClient is a minio-go client with the root credentials.
 func (s *Server) rootClient() (*minio.Client, error) {
-	cfg, err := s.Config("")
+	tr, err := s.Transport()
 	if err != nil {
 		return nil, err
 	}
-	return s.client(cfg.Transport, s.AccessKey, s.SecretKey)
+	return s.client(tr, s.AccessKey, s.SecretKey)
 }
 
 // Client is a minio-go client of this server with the given identity.

@@ -18,11 +18,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+
 	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/impl/objstore"
-	"github.com/oplogha/oplogha/impl/objstore/s3"
 )
 
 // Kinds of server.
@@ -60,16 +60,6 @@ func (s *Server) Transport() (http.RoundTripper, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return tr, nil
-}
-
-// Config is the minio-go backend configuration of bucket on this server
-// with its root credentials.
-func (s *Server) Config(bucket string) (s3.Config, error) {
-	tr, err := s.Transport()
-	if err != nil {
-		return s3.Config{}, err
-	}
-	return s3.Config{Endpoint: s.Endpoint, Bucket: bucket, AccessKey: s.AccessKey, SecretKey: s.SecretKey, Transport: tr}, nil
 }
 
 func secret(n int) string {
@@ -161,26 +151,22 @@ func StartWith(ctx context.Context, group *proc.Group, o Options) (*Server, erro
 	}
 }
 
-// Store connects the snapshot backend (minio-go) to bucket on this server,
-// creating the bucket if it is missing, and probes whether the server's
-// checksums can be trusted (objstore.Probe, under probeKey). partSize 0 is
-// the backend's default.
-func (s *Server) Store(ctx context.Context, bucket string, partSize int64, probeKey string) (*s3.Store, objstore.Trust, error) {
-	cfg, err := s.Config(bucket)
+// EnsureBucket makes bucket on this server, with the root credentials,
+// unless it exists.
+func (s *Server) EnsureBucket(ctx context.Context, bucket string) error {
+	cli, err := s.rootClient()
 	if err != nil {
-		return nil, objstore.Trust{}, err
+		return err
 	}
-	cfg.PartSize = partSize
-	st, err := s3.New(cfg)
+	ok, err := cli.BucketExists(ctx, bucket)
 	if err != nil {
-		return nil, objstore.Trust{}, err
+		return fmt.Errorf("bucket %s: %w", bucket, err)
 	}
-	if err := st.EnsureBucket(ctx); err != nil {
-		return nil, objstore.Trust{}, err
+	if ok {
+		return nil
 	}
-	trust, err := objstore.Probe(ctx, st, probeKey)
-	if err != nil {
-		return nil, objstore.Trust{}, err
+	if err := cli.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+		return fmt.Errorf("make bucket %s: %w", bucket, err)
 	}
-	return st, trust, nil
+	return nil
 }

@@ -1,4 +1,4 @@
-package s3server
+package s3server_test
 
 import (
 	"bytes"
@@ -14,9 +14,11 @@ import (
 
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
+	"github.com/oplogha/oplogha/tests/s3store"
 )
 
 func payload(n int, seed uint64) []byte {
@@ -28,7 +30,7 @@ func payload(n int, seed uint64) []byte {
 	return b
 }
 
-func startServer(t *testing.T, kind string) (*Server, *s3.Store, objstore.Trust) {
+func startServer(t *testing.T, kind string) (*s3server.Server, *s3.Store, objstore.Trust) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -38,9 +40,9 @@ func startServer(t *testing.T, kind string) (*Server, *s3.Store, objstore.Trust)
 	require.NoError(t, err)
 	group := proc.NewGroup()
 	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
-	srv, err := Start(ctx, group, kind, b.Path, t.TempDir())
+	srv, err := s3server.Start(ctx, group, kind, b.Path, t.TempDir())
 	require.NoError(t, err)
-	st, trust, err := srv.Store(ctx, "snapshots", 5<<20, "probe/checksum")
+	st, trust, err := s3store.Open(ctx, srv, "snapshots", 5<<20, "probe/checksum")
 	require.NoError(t, err)
 	return srv, st, trust
 }
@@ -52,7 +54,7 @@ func ctx(t *testing.T) context.Context {
 }
 
 func TestVersityVerifiesByChecksumSingleAndMultipart(t *testing.T) {
-	srv, st, trust := startServer(t, Versity)
+	srv, st, trust := startServer(t, s3server.Versity)
 	require.True(t, trust.ServerValidatesChecksums, "versitygw refuses a wrong checksum")
 	for name, size := range map[string]int{"single": 64 << 10, "multipart": 12<<20 + 123} {
 		t.Run(name, func(t *testing.T) {
@@ -116,7 +118,7 @@ func TestVersityVerifiesByChecksumSingleAndMultipart(t *testing.T) {
 }
 
 func TestChecksumlessServerFallsBackToReadback(t *testing.T) {
-	_, st, trust := startServer(t, FakeS3)
+	_, st, trust := startServer(t, s3server.FakeS3)
 	require.False(t, trust.ServerValidatesChecksums, "gofakes3 stores a wrong checksum and echoes it on HEAD")
 	data := payload(100_000, 3)
 	crc := crc64nvme.Checksum(data)

@@ -1,4 +1,4 @@
-package s3server
+package s3server_test
 
 import (
 	"bytes"
@@ -14,8 +14,10 @@ import (
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
+	"github.com/oplogha/oplogha/tests/s3store"
 )
 
 // TestVersityOverTLSWithAScopedWriter: versitygw serves https with the
@@ -26,7 +28,7 @@ func TestVersityOverTLSWithAScopedWriter(t *testing.T) {
 	defer cancel()
 	c, err := bin.NewCache(".", nil)
 	require.NoError(t, err)
-	b, err := c.Path(ctx, Versity)
+	b, err := c.Path(ctx, s3server.Versity)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	ca, err := pki.New(filepath.Join(dir, "pki"), "s3 test")
@@ -35,21 +37,21 @@ func TestVersityOverTLSWithAScopedWriter(t *testing.T) {
 	require.NoError(t, err)
 	group := proc.NewGroup()
 	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
-	srv, err := StartWith(ctx, group, Options{Kind: Versity, Binary: b.Path, Dir: filepath.Join(dir, "s3"), TLS: &cert, CAFile: ca.CAFile, IAM: true})
+	srv, err := s3server.StartWith(ctx, group, s3server.Options{Kind: s3server.Versity, Binary: b.Path, Dir: filepath.Join(dir, "s3"), TLS: &cert, CAFile: ca.CAFile, IAM: true})
 	require.NoError(t, err)
 	require.Contains(t, srv.Endpoint, "https://")
 
 	// Root makes the snapshot bucket and a bucket the writer must not reach.
-	_, _, err = srv.Store(ctx, "snapshots", 0, "snapshots/probe")
+	_, _, err = s3store.Open(ctx, srv, "snapshots", 0, "snapshots/probe")
 	require.NoError(t, err)
-	_, _, err = srv.Store(ctx, "other", 0, "x/probe")
+	_, _, err = s3store.Open(ctx, srv, "other", 0, "x/probe")
 	require.NoError(t, err)
 	id, err := srv.CreateWriter(ctx, "snapshots", "snap")
 	require.NoError(t, err)
 
 	// The master's backend with the writer's identity: a verified put under
 	// the prefix works, with versitygw's checksums trusted.
-	cfg, err := srv.Config("snapshots")
+	cfg, err := s3store.Config(srv, "snapshots")
 	require.NoError(t, err)
 	cfg.AccessKey, cfg.SecretKey = id.AccessKey, id.SecretKey
 	st, err := s3.New(cfg)
@@ -96,7 +98,7 @@ func TestVersityOverTLSWithAScopedWriter(t *testing.T) {
 	t.Run("plain http is refused", func(t *testing.T) {
 		plain := *srv
 		plain.Endpoint, plain.CAFile = "http://"+srv.Endpoint[len("https://"):], ""
-		pc, err := plain.Config("snapshots")
+		pc, err := s3store.Config(&plain, "snapshots")
 		require.NoError(t, err)
 		pst, err := s3.New(pc)
 		require.NoError(t, err)
@@ -108,7 +110,7 @@ func TestVersityOverTLSWithAScopedWriter(t *testing.T) {
 		require.NoError(t, err)
 		bad := *srv
 		bad.CAFile = other.CAFile
-		bc, err := bad.Config("snapshots")
+		bc, err := s3store.Config(&bad, "snapshots")
 		require.NoError(t, err)
 		bst, err := s3.New(bc)
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package s3server
+package s3server_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
@@ -18,7 +19,7 @@ import (
 // server's checksum, read back by exact keys, and a byte flipped behind the
 // server's back named at recovery read.
 func TestSnapshotThroughVersity(t *testing.T) {
-	srv, st, trust := startServer(t, Versity)
+	srv, st, trust := startServer(t, s3server.Versity)
 	b := state.NewBuilder()
 	require.NoError(t, b.AddSegment(state.Segment{Endpoint: "10.0.0.1:7000", Name: "a", Capacity: 1 << 50, Kind: state.ReplicaMemory}))
 	const n = 250_000

@@ -32,6 +32,7 @@ import (
 	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
+	"github.com/oplogha/oplogha/tests/s3store"
 )
 
 // group holds every process the benchmarks start, and worldDir their data;
@@ -171,7 +172,7 @@ func startWorld(dir string) (*world, error) {
 		return nil, err
 	}
 	w := &world{cli: cli, endpoint: srv.Endpoint, access: srv.AccessKey, secret: srv.SecretKey, bucket: "snapshots", cache: cache}
-	if w.store, w.trust, err = srv.Store(ctx, w.bucket, 0, "_probe/checksum"); err != nil {
+	if w.store, w.trust, err = s3store.Open(ctx, srv, w.bucket, 0, "_probe/checksum"); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -29,6 +29,7 @@ import (
 	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
+	"github.com/oplogha/oplogha/tests/s3store"
 )
 
 const storePrefix = "snaps/c1"
@@ -75,7 +76,7 @@ func newWorld(t *testing.T) *world {
 
 	srv, err := s3server.Start(ctx, group, s3server.Versity, gwBin.Path, t.TempDir())
 	require.NoError(t, err)
-	st, trust, err := srv.Store(ctx, "snapshots", 5<<20, "_probe/checksum")
+	st, trust, err := s3store.Open(ctx, srv, "snapshots", 5<<20, "_probe/checksum")
 	require.NoError(t, err)
 
 	ks := keyspace.Must("c1")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/tests/s3store"
 )
 
 // GC aborts an unfinished multipart upload a writer left under the
@@ -24,7 +25,7 @@ func TestGCAbortsUnfinishedUploads(t *testing.T) {
 	wd.published(4)
 	sNew := wd.published(4)
 
-	cfg, err := wd.srv.Config("snapshots")
+	cfg, err := s3store.Config(wd.srv, "snapshots")
 	require.NoError(t, err)
 	u, err := url.Parse(cfg.Endpoint)
 	require.NoError(t, err)

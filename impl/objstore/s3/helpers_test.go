@@ -19,6 +19,7 @@ import (
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
+	"github.com/oplogha/oplogha/tests/s3store"
 )
 
 const bucket = "snapshots"
@@ -43,7 +44,7 @@ func startVersity(t *testing.T) *s3server.Server {
 // plain transport), creating the bucket.
 func newStore(t *testing.T, srv *s3server.Server, tr http.RoundTripper, partSize int64) *s3.Store {
 	t.Helper()
-	cfg, err := srv.Config(bucket)
+	cfg, err := s3store.Config(srv, bucket)
 	require.NoError(t, err)
 	cfg.Transport, cfg.PartSize = tr, partSize
 	st, err := s3.New(cfg)
