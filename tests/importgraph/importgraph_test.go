@@ -107,4 +107,3 @@ func mustRel(root, path string) string {
 	}
 	return r
 }
-
