@@ -83,8 +83,12 @@ type Config struct {
 // DefaultConfig has the RFC defaults: snapshots, GC and pruning off.
 func DefaultConfig() Config {
 	return Config{
-		EtcdDialTimeoutMS:         5000,
-		EtcdRequestTimeout:        5000,
+		EtcdDialTimeoutMS: 5000,
+		// An append whose proposal a dying etcd leader dropped is never
+		// answered: after this long the writer re-reads and sends it again.
+		// It is the stall every etcd leader loss costs the write path, so
+		// it is well under etcd's own 5 s + 2 election timeouts.
+		EtcdRequestTimeout:        2000,
 		LeaderLeaseSeconds:        5,
 		EtcdQuotaBytes:            2 << 30, // etcd's default quota
 		EtcdStatusMS:              5000,

@@ -142,22 +142,26 @@ func TestLostPrefixCompareFailsCleanly(t *testing.T) {
 
 // lossyKV is a real etcd client whose next txn commits are made to fail: with
 // commitThenLose the transaction reaches etcd and only the response is lost;
-// otherwise it fails before being sent. failReads makes the resolver's reads fail too.
+// otherwise it fails before being sent. failReads makes the resolver's reads
+// fail too. dropNext write commits are never answered: they wait for their
+// context and write nothing, as a proposal a dying etcd leader dropped.
 type lossyKV struct {
 	clientv3.KV
 	mu             sync.Mutex
 	loseNext       int
 	commitThenLose bool
 	failReads      bool
+	dropNext       int
 }
 
 func (l *lossyKV) Txn(ctx context.Context) clientv3.Txn {
-	return &lossyTxn{Txn: l.KV.Txn(ctx), l: l}
+	return &lossyTxn{Txn: l.KV.Txn(ctx), l: l, ctx: ctx}
 }
 
 type lossyTxn struct {
 	clientv3.Txn
 	l      *lossyKV
+	ctx    context.Context
 	writes bool
 }
 
@@ -175,6 +179,12 @@ func (t *lossyTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Else(op
 
 func (t *lossyTxn) Commit() (*clientv3.TxnResponse, error) {
 	t.l.mu.Lock()
+	if t.writes && t.l.dropNext > 0 {
+		t.l.dropNext--
+		t.l.mu.Unlock()
+		<-t.ctx.Done()
+		return nil, t.ctx.Err()
+	}
 	defer t.l.mu.Unlock()
 	if !t.writes {
 		if t.l.failReads {
@@ -215,6 +225,28 @@ func TestAmbiguousCommitIsResolvedByReread(t *testing.T) {
 			requireContinuous(t, srv.Client, ks, 3)
 		})
 	}
+}
+
+// A write etcd never answers (a dying leader dropped the proposal) times out
+// after RequestTimeout; so does each copy the resolver sends again, so a
+// second dropped copy costs one RequestTimeout, not the whole ResolveTimeout.
+func TestDroppedProposalsAreSentAgain(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ks := keyspace.Must("dropped")
+	ctx := ctxT(t)
+	lossy := &lossyKV{KV: srv.Client}
+	w := newWriter(t, lossy, ks)
+	w.RequestTimeout, w.ResolveTimeout = 100*time.Millisecond, 2*time.Second
+	lossy.mu.Lock()
+	lossy.dropNext = 2 // the append and the resolver's first copy
+	lossy.mu.Unlock()
+	b, err := w.Append(ctx, []state.Entry{removeEntry(1)})
+	require.NoError(t, err, "the resolver's next copy lands")
+	require.Equal(t, uint64(1), b.ID)
+	b, err = w.Append(ctx, []state.Entry{removeEntry(2)})
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), b.ID)
+	requireContinuous(t, srv.Client, ks, 2)
 }
 
 func TestUnresolvableCommitIsUnknownUntilResync(t *testing.T) {

@@ -27,7 +27,8 @@ type Writer struct {
 	prefixRaw []byte // nil: the prefix key was absent
 	poisoned  error  // set after an unresolved commit; cleared by Resync
 
-	// RequestTimeout bounds one append transaction.
+	// RequestTimeout bounds one append transaction and each request of
+	// the resolver.
 	RequestTimeout time.Duration
 	// ResolveTimeout bounds how long an ambiguous commit is resolved by
 	// re-reading before the writer reports ErrUnknownOutcome.
@@ -38,7 +39,7 @@ type Writer struct {
 // (claimed by ClaimProducerView). It reads the durable prefix to append after.
 func NewWriter(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, view uint64) (*Writer, error) {
 	w := &Writer{kv: kv, ks: ks, view: view, viewRaw: string(EncodeProducerView(view)),
-		RequestTimeout: 5 * time.Second, ResolveTimeout: 10 * time.Second}
+		RequestTimeout: 2 * time.Second, ResolveTimeout: 10 * time.Second}
 	if err := w.Resync(ctx); err != nil {
 		return nil, err
 	}
@@ -173,6 +174,9 @@ func (w *Writer) prefixMoved(kv *mvccKV) error {
 // and the batch key: both equal to what was sent means committed; the old
 // prefix and no batch means not committed (yet), so the identical transaction
 // is sent again — at most one of the two copies can pass the prefix compare.
+// Each read and each copy sent again is bounded by RequestTimeout, like the
+// append: a proposal that a dying etcd leader dropped is never answered, and
+// an unbounded copy would hold the whole ResolveTimeout on it.
 func (w *Writer) resolve(b state.Batch, rec []byte, next DurablePrefix, nextRaw []byte, cause error) (state.Batch, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.ResolveTimeout)
 	defer cancel()
@@ -185,11 +189,13 @@ func (w *Writer) resolve(b state.Batch, rec []byte, next DurablePrefix, nextRaw 
 		if attempt > 0 {
 			sleepCtx(ctx, time.Duration(min(attempt, 10))*50*time.Millisecond)
 		}
-		resp, err := w.kv.Txn(ctx).Then(
+		rctx, rcancel := context.WithTimeout(ctx, w.RequestTimeout)
+		resp, err := w.kv.Txn(rctx).Then(
 			clientv3.OpGet(w.ks.ProducerView()),
 			clientv3.OpGet(w.ks.DurablePrefix()),
 			clientv3.OpGet(w.ks.Batch(b.ID)),
 		).Commit()
+		rcancel()
 		if err != nil {
 			lastErr = err
 			continue
@@ -209,7 +215,9 @@ func (w *Writer) resolve(b state.Batch, rec []byte, next DurablePrefix, nextRaw 
 			if err := w.checkView(firstKV(resp.Responses[0])); err != nil {
 				return state.Batch{}, err // not committed, and never will be: the view moved
 			}
-			resend, err := w.appendTxn(ctx, b.ID, rec, nextRaw).Commit()
+			sctx, scancel := context.WithTimeout(ctx, w.RequestTimeout)
+			resend, err := w.appendTxn(sctx, b.ID, rec, nextRaw).Commit()
+			scancel()
 			if err != nil {
 				lastErr = err
 				continue
