@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Host is the only address the harness binds.
@@ -23,6 +24,12 @@ const Host = "127.0.0.1"
 // connection as its source port, so a port from that range, free when
 // drawn, is often taken by some client's connection before the process it
 // was meant for binds it ("address already in use" under a busy CI).
+//
+// A port is free only until its process binds it, and a node that is down
+// for a while (killed, restarted later) leaves its port unbound meanwhile.
+// Runs in one process (chaos stress --parallel, the swarm) would draw each
+// other's ports in those gaps, so Free never hands out a port it handed out
+// before in this process, until most of the range has been handed out.
 func Free(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
@@ -32,15 +39,43 @@ func Free(n int) ([]int, error) {
 	}()
 	lo, hi := drawRange()
 	out := make([]int, 0, n)
+	handedOut.mu.Lock()
+	defer handedOut.mu.Unlock()
 	for i := 0; i < n; i++ {
-		l, err := listenBelowEphemeral(lo, hi)
+		l, err := listenBelowEphemeral(lo, hi, handedOut.has)
 		if err != nil {
 			return nil, fmt.Errorf("allocate port: %w", err)
 		}
 		ls = append(ls, l)
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
+	for _, p := range out {
+		handedOut.add(p, (hi-lo)*3/4)
+	}
 	return out, nil
+}
+
+// handedOut is every port Free returned in this process, oldest first: the
+// port space is the kernel's, one per process like this set, not a run's.
+var handedOut = &portLog{set: map[int]bool{}}
+
+type portLog struct {
+	mu    sync.Mutex
+	set   map[int]bool
+	order []int
+}
+
+func (l *portLog) has(p int) bool { return l.set[p] }
+
+// add records p, forgetting the oldest ports once more than limit are held
+// (limit < 1: keep at most 1).
+func (l *portLog) add(p, limit int) {
+	l.set[p] = true
+	l.order = append(l.order, p)
+	for len(l.order) > max(limit, 1) {
+		delete(l.set, l.order[0])
+		l.order = l.order[1:]
+	}
 }
 
 // drawRange is [10000, first ephemeral port), or nothing (0, 0) when the
@@ -60,12 +95,15 @@ func drawRange() (lo, hi int) {
 	return lo, hi
 }
 
-// listenBelowEphemeral binds a random free port of [lo, hi), falling back
-// to one the kernel picks.
-func listenBelowEphemeral(lo, hi int) (net.Listener, error) {
+// listenBelowEphemeral binds a random free port of [lo, hi) that taken
+// does not hold, falling back to one the kernel picks.
+func listenBelowEphemeral(lo, hi int, taken func(int) bool) (net.Listener, error) {
 	if hi > lo {
 		for try := 0; try < 64; try++ {
 			port := lo + rand.IntN(hi-lo)
+			if taken(port) {
+				continue
+			}
 			if l, err := net.Listen("tcp", net.JoinHostPort(Host, strconv.Itoa(port))); err == nil {
 				return l, nil
 			}
