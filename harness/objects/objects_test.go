@@ -15,9 +15,8 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/harness/bin"
-	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
+	"github.com/oplogha/oplogha/harness/s3server/s3servertest"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -66,14 +65,7 @@ func TestDirListsAndGets(t *testing.T) {
 func TestS3ListsEveryPageAndGets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, err := bin.NewCache(".", nil)
-	require.NoError(t, err)
-	b, err := c.Path(ctx, s3server.Versity)
-	require.NoError(t, err)
-	group := proc.NewGroup()
-	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
-	srv, err := s3server.Start(ctx, group, s3server.Versity, b.Path, t.TempDir())
-	require.NoError(t, err)
+	srv := s3servertest.Start(t, s3server.Versity)
 	tr, err := srv.Transport()
 	require.NoError(t, err)
 

@@ -12,9 +12,8 @@ import (
 	"github.com/minio/crc64nvme"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/harness/bin"
-	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
+	"github.com/oplogha/oplogha/harness/s3server/s3servertest"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
@@ -34,14 +33,7 @@ func startServer(t *testing.T, kind string) (*s3server.Server, *s3.Store, objsto
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, err := bin.NewCache(".", nil)
-	require.NoError(t, err)
-	b, err := c.Path(ctx, kind)
-	require.NoError(t, err)
-	group := proc.NewGroup()
-	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
-	srv, err := s3server.Start(ctx, group, kind, b.Path, t.TempDir())
-	require.NoError(t, err)
+	srv := s3servertest.Start(t, kind)
 	st, trust, err := s3store.Open(ctx, srv, "snapshots", 5<<20, "probe/checksum")
 	require.NoError(t, err)
 	return srv, st, trust

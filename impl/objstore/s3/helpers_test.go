@@ -15,9 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/harness/bin"
-	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
+	"github.com/oplogha/oplogha/harness/s3server/s3servertest"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
 	"github.com/oplogha/oplogha/tests/s3store"
 )
@@ -27,17 +26,7 @@ const bucket = "snapshots"
 // startVersity runs a versitygw from the tool cache for the test.
 func startVersity(t *testing.T) *s3server.Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	c, err := bin.NewCache(".", nil)
-	require.NoError(t, err)
-	b, err := c.Path(ctx, s3server.Versity)
-	require.NoError(t, err)
-	group := proc.NewGroup()
-	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
-	srv, err := s3server.Start(ctx, group, s3server.Versity, b.Path, t.TempDir())
-	require.NoError(t, err)
-	return srv
+	return s3servertest.Start(t, s3server.Versity)
 }
 
 // newStore connects a store to the test bucket on srv through tr (nil: a

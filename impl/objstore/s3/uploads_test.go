@@ -2,16 +2,14 @@ package s3_test
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/harness/bin"
-	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
+	"github.com/oplogha/oplogha/harness/s3server/s3servertest"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
 )
@@ -100,14 +98,7 @@ func TestUploadsPaging(t *testing.T) {
 
 // gofakes3 answers NoSuchUpload for a bucket that has never had an upload.
 func TestUploadsOnGofakes3(t *testing.T) {
-	c, err := bin.NewCache(".", nil)
-	require.NoError(t, err)
-	b, err := c.Path(ctx(t), s3server.FakeS3)
-	require.NoError(t, err)
-	group := proc.NewGroup()
-	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
-	srv, err := s3server.Start(context.Background(), group, s3server.FakeS3, b.Path, t.TempDir())
-	require.NoError(t, err)
+	srv := s3servertest.Start(t, s3server.FakeS3)
 	st := newStore(t, srv, nil, partSize)
 	ups, err := st.ListUploads(ctx(t), "")
 	require.NoError(t, err)
