@@ -3,14 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
-	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/proc"
@@ -23,15 +21,7 @@ import (
 func BenchmarkHarnessBoot(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cache, err := bin.NewCache("../..", os.Stderr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	bins, err := cluster.PrepareBinaries(ctx, cache, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bins, dir := clusterBinaries(ctx, b)
 	const rounds = 3
 	var bare, full []time.Duration
 	for i := range rounds {

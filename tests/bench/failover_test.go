@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
-	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
@@ -36,15 +34,7 @@ type benchCluster struct {
 
 func bootBenchCluster(ctx context.Context, b *testing.B, id string, etcd, masters int) *benchCluster {
 	b.Helper()
-	cache, err := bin.NewCache("../..", os.Stderr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	bins, err := cluster.PrepareBinaries(ctx, cache, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bins, dir := clusterBinaries(ctx, b)
 	g := proc.NewGroup()
 	b.Cleanup(func() { g.Close(10 * time.Second) })
 	c, err := cluster.Up(ctx, g, bins, cluster.Shape{EtcdMembers: etcd, Masters: masters, ClusterID: id, Seed: 1,

@@ -26,6 +26,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/benchreport"
 	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
@@ -224,3 +225,20 @@ func heapWatch() (stop func() (before, peak uint64)) {
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// clusterBinaries has the process runtime's binaries ready for b (built
+// from go.mod into the tool cache, the master from this tree) and a
+// directory, removed after b, for a cluster's nodes.
+func clusterBinaries(ctx context.Context, b *testing.B) (cluster.Binaries, string) {
+	b.Helper()
+	cache, err := bin.NewCache("../..", os.Stderr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	bins, err := cluster.PrepareBinaries(ctx, cache, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bins, dir
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
-	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
@@ -46,15 +44,7 @@ const writeBound = 60 * time.Second
 func BenchmarkWritePath(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	cache, err := bin.NewCache("../..", os.Stderr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	bins, err := cluster.PrepareBinaries(ctx, cache, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bins, dir := clusterBinaries(ctx, b)
 	g := proc.NewGroup()
 	defer g.Close(10 * time.Second)
 	const clusterID = "write"
