@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -106,15 +108,17 @@ func (l *ackLog) between(from, to time.Time) []ack {
 // when another master takes its place.
 type view struct {
 	name, url string
+	producer  uint64 // its producer view
 	changed   chan struct{}
 }
 
 // leadership follows the serving primary the way a client that watches the
-// master view does: every 20 ms it asks every master's /healthz (200 ms
-// each, so a frozen master costs one short timeout, not a poll's worth) and,
-// when a different master serves as the only primary, publishes it and
-// closes the old view's channel, which cancels the puts still waiting on
-// the old primary.
+// master view does: each master's /healthz is asked every 20 ms (200 ms
+// timeout each, on its own, so a frozen master delays no other's answer),
+// and a master serving as primary under a producer view above the current
+// one's becomes the view at once (a higher producer view fences every
+// lower one); the old view's channel is closed, which cancels the puts
+// still waiting on the old primary.
 type leadership struct {
 	bc  *benchCluster
 	mu  sync.Mutex
@@ -128,36 +132,40 @@ func (l *leadership) current() view {
 }
 
 func (l *leadership) follow(ctx context.Context) {
-	nodes := l.bc.c.Masters.Nodes
-	for ctx.Err() == nil {
-		serving := make([]bool, len(nodes))
-		var wg sync.WaitGroup
-		for i, n := range nodes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+	var wg sync.WaitGroup
+	for _, n := range l.bc.c.Masters.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
 				hctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 				h, err := l.bc.api.Health(hctx, n.DirectURL)
 				cancel()
-				serving[i] = err == nil && h.Serving && h.Role == "primary"
-			}()
-		}
-		wg.Wait()
-		if i := slices.Index(serving, true); i >= 0 && slices.Index(serving[i+1:], true) < 0 {
-			l.mu.Lock()
-			if l.cur.name != nodes[i].Name {
-				if l.cur.changed != nil {
-					close(l.cur.changed)
+				if err == nil && h.Serving && h.Role == "primary" {
+					l.offer(view{name: n.Name, url: n.URL, producer: h.ProducerView})
 				}
-				l.cur = view{name: nodes[i].Name, url: nodes[i].URL, changed: make(chan struct{})}
+				select {
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
 			}
-			l.mu.Unlock()
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
-		}
+		}()
 	}
+	wg.Wait()
+}
+
+// offer makes v the view when its producer view is above the current one's.
+func (l *leadership) offer(v view) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v.producer <= l.cur.producer && l.cur.url != "" {
+		return
+	}
+	if l.cur.changed != nil {
+		close(l.cur.changed)
+	}
+	v.changed = make(chan struct{})
+	l.cur = v
 }
 
 // writers keeps clients putting until stop, each to the primary the
@@ -237,10 +245,18 @@ func BenchmarkFailover(b *testing.B) {
 			node string
 		}
 		var rounds []round
+		h := fnv.New64a()
+		h.Write([]byte(kind))
+		phase := rand.New(rand.NewPCG(1, h.Sum64())) // the same pauses on every run
 		for i := range failoverRounds {
 			if _, ok := acks.firstAfter(time.Now(), "", 30*time.Second); !ok {
 				b.Fatalf("%s round %d: no write acknowledged before the fault", kind, i)
 			}
+			// Rounds take a nearly constant time, which would strike every
+			// fault at the same phase of the lease renewals and of etcd's
+			// expiry tick (both 500 ms grids): a random pause spreads them
+			// over a whole renewal period.
+			time.Sleep(time.Duration(phase.Int64N(int64(failoverLease))))
 			node, strike, undo, err := fault()
 			if err != nil {
 				b.Fatalf("%s round %d: %v", kind, i, err)
