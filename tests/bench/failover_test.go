@@ -289,7 +289,7 @@ func BenchmarkFailover(b *testing.B) {
 		p50, p99 := took(50), took(99)
 		limit := failoverLease + 300*time.Millisecond
 		record(b, benchreport.Figure{Group: "failover", Name: "failover, " + kind + ": to the first acknowledged write, p99", Value: p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
-			Note: fmt.Sprintf("%d faults: p50 %v, p99 %v, max %v; 4 clients writing to the primary a 20 ms /healthz poll names",
+			Note: fmt.Sprintf("%d faults: p50 %v, p99 %v, max %v; each after a seeded random pause; 4 clients writing to the primary their 20 ms /healthz polls name",
 				len(rounds), p50.Round(time.Millisecond), p99.Round(time.Millisecond), rounds[len(rounds)-1].took.Round(time.Millisecond))}.
 			WithBaseline("leader lease TTL", failoverLease.Seconds()*1000).
 			WithTarget("≤ TTL + 300 ms", p99 <= limit))
