@@ -11,7 +11,7 @@
 //	chaos audit BUNDLE…    re-run the audits offline and compare with the recorded verdicts
 //	chaos gate BUNDLE…     exit non-zero unless every audit of every bundle passed
 //	chaos report BUNDLE    regenerate summary.md and report.html (--screenshot: and report.png)
-//	chaos up               start a dev cluster and keep it until Ctrl-C
+//	chaos up               start a dev cluster (snapshots in versitygw) and keep it until Ctrl-C
 //	chaos tools            build (or find) the pinned tool binaries; say whether Chromium is there
 //	chaos mutants          run the mutant corpus (tests/mutants) against the scenarios each names
 //
@@ -48,7 +48,7 @@ func commands() []command {
 		{"audit", "audit BUNDLE…                                            re-run the audits offline", cmdAudit},
 		{"gate", "gate BUNDLE…                                             fail unless every audit of every bundle passed", cmdGate},
 		{"report", "report BUNDLE [--screenshot]                             regenerate summary.md and report.html (and report.png, checked in Chromium)", cmdReport},
-		{"up", "up [--etcd N] [--masters N]                              a dev cluster until Ctrl-C", cmdUp},
+		{"up", "up [--etcd N] [--masters N] [--s3 versitygw|gofakes3|none]  a dev cluster until Ctrl-C, and the oplogctl verify line for it", cmdUp},
 		{"bench-report", "bench-report [--in FILE] [--out DIR] [--elapsed D]       results.md and results.json from make bench's figures", cmdBenchReport},
 		{"mutants", "mutants [--dir tests/mutants] [--only A,B] [--out DIR]          apply each mutant to a copy of the tree " +
 			"and run what it names; fail unless a scenario kills every one", cmdMutants},
