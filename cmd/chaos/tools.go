@@ -15,7 +15,7 @@ import (
 
 func cmdTools(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
-	path := fs.String("path", "", "build (if needed) only this tool and print its path")
+	path := fs.String("path", "", "build (if needed) only this tool and print its path; chromium: find it")
 	images := fs.Bool("images", false, "also build the docker runtime's images (FROM scratch around each tool, once per version; needs a Docker engine)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -23,6 +23,16 @@ func cmdTools(ctx context.Context, args []string) error {
 	cache, err := bin.NewCache(".", os.Stderr)
 	if err != nil {
 		return err
+	}
+	if *path == "chromium" {
+		// Chromium is Debian's package, not built here: its path, or the
+		// error that says how to install it.
+		p, err := browser.Find()
+		if err != nil {
+			return err
+		}
+		fmt.Println(p)
+		return nil
 	}
 	if *path != "" {
 		b, err := cache.Path(ctx, *path)
