@@ -49,6 +49,9 @@ type Event struct {
 	EtcdRevision int64    `json:"etcd_rev,omitempty"`
 	// Anchor is the logical event a fault landed on (fault events only).
 	Anchor *Anchor `json:"anchor,omitempty"`
+	// Settle marks a heal the runner made after the steps, for a fault no
+	// step healed: it is no step's work, and minimum-work does not count it.
+	Settle bool `json:"settle,omitempty"`
 }
 
 // Anchor is what the system had done when a fault was injected, so a replay

@@ -108,6 +108,15 @@ func TestConvergenceAndMinimumWork(t *testing.T) {
 		Ops:    []history.Op{op(history.Put, "a", history.OK, 0, 1)},
 		Events: []Event{{Kind: "fault", OK: true}, {Kind: "role", Detail: "standby → primary"}}}
 	require.True(t, MinimumWork(in).Pass)
+
+	// Heals the runner made after the steps are no step's work: two fault
+	// steps of which one injected, and its fault healed at settle, is 1 of 2.
+	in = &Input{Expect: Expect{MinOKOps: 1}, Steps: 2, Ops: []history.Op{op(history.Put, "a", history.OK, 0, 1)},
+		Events: []Event{{Kind: "fault", OK: true}, {Kind: "heal", OK: true, Settle: true}}}
+	r = MinimumWork(in)
+	require.False(t, r.Pass)
+	require.Contains(t, evidence0(r), "1 of 2 fault/heal steps injected")
+	require.Contains(t, r.Summary, "1/2 faults and heals (and 1 healed after the steps)")
 }
 
 func TestRecoverySource(t *testing.T) {

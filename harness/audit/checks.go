@@ -89,9 +89,11 @@ func MinimumWork(in *Input) Result {
 	if ok < minOK {
 		ev.add("%d acknowledged mutations, the scenario needs at least %d", ok, minOK)
 	}
-	injected, failedSteps, promotions := 0, 0, 0
+	injected, settled, failedSteps, promotions := 0, 0, 0, 0
 	for _, e := range in.Events {
 		switch {
+		case e.Kind == "heal" && e.OK && e.Settle:
+			settled++
 		case (e.Kind == "fault" || e.Kind == "heal") && e.OK:
 			injected++
 		case e.Kind == "step" && !e.OK:
@@ -107,8 +109,12 @@ func MinimumWork(in *Input) Result {
 	if promotions < in.Expect.MinPromotions {
 		ev.add("%d promotions observed, the scenario needs %d", promotions, in.Expect.MinPromotions)
 	}
-	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d acknowledged mutations, %d/%d faults and heals, %d "+
-		"promotions", ok, injected, in.Steps, promotions), Evidence: ev.list()}
+	healedAtSettle := ""
+	if settled > 0 {
+		healedAtSettle = fmt.Sprintf(" (and %d healed after the steps)", settled)
+	}
+	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d acknowledged mutations, %d/%d faults and heals%s, %d "+
+		"promotions", ok, injected, in.Steps, healedAtSettle, promotions), Evidence: ev.list()}
 }
 
 // ObjectsAudit checks the pointers the run ended with: each slot present must

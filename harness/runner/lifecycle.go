@@ -158,7 +158,7 @@ func (r *run) runSteps(ctx context.Context) error {
 func (r *run) settle(ctx context.Context) {
 	r.prog.set("settling", "")
 	r.stopTraffic()
-	r.healAll(ctx)
+	r.healAll(ctx, true)
 	if r.allFailedClosed(ctx) {
 		r.events.add("note", "settle", "", "no master serves nor could: every master failed closed or exited, nothing to catch up", true)
 		return

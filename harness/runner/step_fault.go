@@ -133,27 +133,33 @@ func joinTargets(ts []string) string {
 }
 
 func (r *run) heal(ctx context.Context, name string) error {
+	return r.healFault(ctx, name, false)
+}
+
+// healFault heals one active fault; settle says the runner heals it after
+// the steps (the event is marked so minimum-work counts only the steps').
+func (r *run) healFault(ctx context.Context, name string, settle bool) error {
 	in, ok := r.injected[name]
 	if !ok {
 		return fmt.Errorf("no active fault %q", name)
 	}
 	err := in.Heal(ctx)
-	if err == nil && len(in.HealRevisions) > 0 {
-		r.events.addRevisions("heal", in.Spec.Kind, joinTargets(in.Targets), name, in.HealRevisions)
-	} else {
-		r.events.add("heal", in.Spec.Kind, joinTargets(in.Targets), name, err == nil)
+	var revs []int64
+	if err == nil {
+		revs = in.HealRevisions
 	}
+	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle)
 	delete(r.injected, name)
 	r.healed[name] = in
 	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })
 	return err
 }
 
-// healAll heals every active fault, newest first.
-func (r *run) healAll(ctx context.Context) error {
+// healAll heals every active fault, newest first (settle: after the steps).
+func (r *run) healAll(ctx context.Context, settle bool) error {
 	var errs []error
 	for i := len(r.order) - 1; i >= 0; i-- {
-		errs = append(errs, r.heal(ctx, r.order[i]))
+		errs = append(errs, r.healFault(ctx, r.order[i], settle))
 	}
 	return errors.Join(errs...)
 }

@@ -21,7 +21,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		return r.stepFault(ctx, st, afterFailpoint)
 	case "heal":
 		if st.Heal == "all" {
-			return r.healAll(ctx)
+			return r.healAll(ctx, false)
 		}
 		return r.heal(ctx, st.Heal)
 	case "restart":

@@ -42,6 +42,16 @@ func (t *timeline) addRevisions(kind, name, target, detail string, revs []int64)
 	}
 }
 
+// addHeal records a heal with the revisions it wrote; settle marks one the
+// runner made after the steps.
+func (t *timeline) addHeal(name, target, detail string, ok bool, revs []int64, settle bool) {
+	t.add("heal", name, target, detail, ok)
+	t.mu.Lock()
+	e := &t.events[len(t.events)-1]
+	e.Revisions, e.Settle = revs, settle
+	t.mu.Unlock()
+}
+
 // addFault records a fault that took effect, with what it wrote into etcd
 // and which snapshots it damaged.
 func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected, anchor *audit.Anchor) {
