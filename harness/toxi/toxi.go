@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,9 +24,11 @@ type Server struct {
 	API    string // host:port of the control API
 	client *toxiproxy.Client
 
-	host  string // where the proxies listen
-	mu    sync.Mutex
-	links map[string]*Link
+	host string // where the proxies listen
+	// freePort draws a listen port for a new proxy (nil: ports.Free).
+	freePort func() (int, error)
+	mu       sync.Mutex
+	links    map[string]*Link
 }
 
 // Start runs the toxiproxy binary with its API on a free port; seed makes its
@@ -55,6 +58,9 @@ func Start(ctx context.Context, group *proc.Group, binary, dir string, seed int6
 	}
 }
 
+// addAttempts bounds the ports Add tries for one proxy.
+const addAttempts = 4
+
 // Link is one proxied connection path.
 type Link struct {
 	Name     string `json:"name"`
@@ -64,15 +70,39 @@ type Link struct {
 }
 
 // Add creates a proxy named name in front of upstream, on a free port.
+//
+// A port is free to the kernel when it is drawn and bound by toxiproxy a
+// moment later; another process on the machine may bind it in between. A
+// proxy refused with "address already in use" is created again on another
+// port (up to addAttempts in all), so such a race costs a retry, not a run.
 func (s *Server) Add(name, upstream string) (*Link, error) {
-	ps, err := ports.Free(1)
-	if err != nil {
-		return nil, err
+	free := s.freePort
+	if free == nil {
+		free = func() (int, error) {
+			ps, err := ports.Free(1)
+			if err != nil {
+				return 0, err
+			}
+			return ps[0], nil
+		}
 	}
-	listen := ports.On(s.host, ps[0])
-	p, err := s.client.CreateProxy(name, listen, upstream)
-	if err != nil {
-		return nil, fmt.Errorf("create proxy %s → %s: %w", name, upstream, err)
+	var (
+		p      *toxiproxy.Proxy
+		listen string
+	)
+	for attempt := 1; ; attempt++ {
+		port, err := free()
+		if err != nil {
+			return nil, err
+		}
+		listen = ports.On(s.host, port)
+		p, err = s.client.CreateProxy(name, listen, upstream)
+		if err == nil {
+			break
+		}
+		if attempt == addAttempts || !strings.Contains(err.Error(), "address already in use") {
+			return nil, fmt.Errorf("create proxy %s → %s: %w", name, upstream, err)
+		}
 	}
 	l := &Link{Name: name, Listen: listen, Upstream: upstream, proxy: p}
 	s.mu.Lock()
