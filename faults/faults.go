@@ -18,8 +18,9 @@ import (
 
 // Spec is a fault as a scenario writes it.
 type Spec struct {
-	Kind     string         `yaml:"kind" json:"kind"`                         // a registered kind (Kinds; chaos kinds lists them with what each does)
-	Target   string         `yaml:"target,omitempty" json:"target,omitempty"` // primary | standby | master | master-N | etcd-leader | etcd-follower | etcd | etcd-N
+	Kind string `yaml:"kind" json:"kind"` // a registered kind (Kinds; chaos kinds lists them with what each does)
+	// primary | standby | master | master-N | etcd-leader | etcd-follower | etcd | etcd-N
+	Target   string         `yaml:"target,omitempty" json:"target,omitempty"`
 	Link     string         `yaml:"link,omitempty" json:"link,omitempty"`     // link name or glob (*), for toxic and link-down; {target} is replaced
 	Name     string         `yaml:"name,omitempty" json:"name,omitempty"`     // failpoint name
 	Term     string         `yaml:"term,omitempty" json:"term,omitempty"`     // failpoint term, e.g. 1*panic, sleep(2000)

@@ -157,7 +157,8 @@ func TestGarbageTargetsAndFormsAreValidatedAtLoad(t *testing.T) {
 			require.NoError(t, Spec{Kind: "garbage", Target: target, Attrs: map[string]any{"form": f}}.Validate(), target)
 		}
 	}
-	for _, target := range []string{"", "durable-prefix", "snapshot/legacy", "batches/0", "batches/next", "latest/payload", "both/chunk", "snapshot/latest/chunk"} {
+	for _, target := range []string{"", "durable-prefix", "snapshot/legacy", "batches/0", "batches/next",
+		"latest/payload", "both/chunk", "snapshot/latest/chunk"} {
 		err := Spec{Kind: "garbage", Target: target}.Validate()
 		require.ErrorContains(t, err, fmt.Sprintf("garbage: target %q: want", target))
 		require.ErrorContains(t, err, "snapshot/compaction_floor")
@@ -262,8 +263,10 @@ func writeObjects(t *testing.T, e *keyEnv, slot string, batch uint64, chunkFill 
 	desc, err := d.Encode()
 	require.NoError(t, err)
 	files := map[string][]byte{
-		"descriptor.json":   desc,
-		"manifest.json":     fmt.Appendf(nil, "{\n  \"schema_version\": 1,\n  \"snapshot_id\": %q,\n  \"segments\": {\n    \"key\": \"segments.bin\",\n    \"size\": 80\n  },\n  \"chunks\": [\n    {\n      \"key\": \"chunks/000000.bin\",\n      \"size\": 64\n    }\n  ]\n}", d.SnapshotID),
+		"descriptor.json": desc,
+		"manifest.json": fmt.Appendf(nil, "{\n  \"schema_version\": 1,\n  \"snapshot_id\": %q,\n  \"segments\": {\n"+
+			"    \"key\": \"segments.bin\",\n    \"size\": 80\n  },\n  \"chunks\": [\n    {\n"+
+			"      \"key\": \"chunks/000000.bin\",\n      \"size\": 64\n    }\n  ]\n}", d.SnapshotID),
 		"segments.bin":      bytes.Repeat([]byte{byte(batch)}, 80),
 		"chunks/000000.bin": bytes.Repeat([]byte{chunkFill}, 64),
 		"chunks/000001.bin": bytes.Repeat([]byte{chunkFill + 1}, 64),

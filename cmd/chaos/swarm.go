@@ -117,7 +117,8 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages, Anchors: o.anchors, Strict: o.strict, FirstPrimary: o.firstPrimary, Screenshot: o.screenshot}
+			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages,
+				Anchors: o.anchors, Strict: o.strict, FirstPrimary: o.firstPrimary, Screenshot: o.screenshot}
 			if o.parallel == 1 {
 				opts.Progress = os.Stderr
 			}

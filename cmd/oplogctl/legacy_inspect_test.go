@@ -102,7 +102,8 @@ func TestLegacyInspectText(t *testing.T) {
 	require.Equal(t, 0, code)
 	for _, want := range []string{
 		"legacy snapshot 20260101_000000_002 of cluster mooncake_cluster",
-		"node-a:12345  name node-a:12345  id 6804376087003398145-4097  client 13915559898621411329-8193  base 0x300000000  capacity 16777216  used 1343746  status OK",
+		"node-a:12345  name node-a:12345  id 6804376087003398145-4097  client 13915559898621411329-8193  base " +
+			"0x300000000  capacity 16777216  used 1343746  status OK",
 		`"tenant-a" "été"  777 bytes  shard 833`,
 		"replica 10 COMPLETE MEMORY on node-b:12346 at 0x40004d001, 777 bytes",
 		"tasks: 1 (copy and move tasks",
@@ -113,7 +114,8 @@ func TestLegacyInspectText(t *testing.T) {
 	out, _, code = oplogctl(t, "legacy", "inspect", "--cluster-id", "mooncake_cluster", filepath.Join(vectors, "draining"))
 	require.Equal(t, 1, code)
 	require.Contains(t, out, `"default" "d-3": memory replica on a segment whose status is not OK (drain:2)`)
-	require.Contains(t, out, "drain:2  name drain:2  id 6804376087003398175-4127  client 13915559898621411359-8223  base 0x400000000  capacity 16777216  used -  status DRAINING")
+	require.Contains(t, out, "drain:2  name drain:2  id 6804376087003398175-4127  client 13915559898621411359-8223  "+
+		"base 0x400000000  capacity 16777216  used -  status DRAINING")
 	require.Contains(t, out, "import: REFUSED: 20260101_000000_005: legacy snapshot not importable: upstream's decoder drops 4 of the 6 objects written")
 
 	// An older snapshot by id, and a damaged one: the error names the file.

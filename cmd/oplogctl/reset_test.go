@@ -386,7 +386,8 @@ func TestResetNewNamespace(t *testing.T) {
 		"--s3-endpoint", "https://s3.example", "--s3-bucket", "snaps", "--s3-prefix", "mc")
 	require.NoError(t, err)
 	require.Contains(t, out, "cluster_id: prod-2")
-	require.Contains(t, out, "oplogctl reset check --etcd https://e1:2379 --cluster-id prod-2 --etcd-user ops --etcd-password-file /run/secrets/pw --s3-endpoint https://s3.example --s3-bucket snaps --s3-prefix mc")
+	require.Contains(t, out, "oplogctl reset check --etcd https://e1:2379 --cluster-id prod-2 --etcd-user ops "+
+		"--etcd-password-file /run/secrets/pw --s3-endpoint https://s3.example --s3-bucket snaps --s3-prefix mc")
 	require.Contains(t, out, `"namespace /oplog/prod-2 is empty at revision R"`)
 	require.Contains(t, out, "oplogctl reset delete --etcd https://e1:2379 --cluster-id prod")
 	require.Contains(t, out, "--confirm prod")
@@ -416,7 +417,8 @@ func TestResetFlagErrors(t *testing.T) {
 		{[]string{"check", "--etcd", "https://127.0.0.1:1", "--cluster-id", "c1", "--etcd-cert", "x.pem"}, "--etcd-cert and --etcd-key go together"},
 		{[]string{"check", "--etcd", "127.0.0.1:1", "--cluster-id", "c1", "--etcd-user", "root"}, "--etcd-user and --etcd-password-file go together"},
 		{[]string{"check", "--etcd", "127.0.0.1:1", "--cluster-id", "c1", "--s3-endpoint", "http://h:1"}, "--s3-bucket"},
-		{[]string{"check", "--etcd", "127.0.0.1:1", "--cluster-id", "c1", "--s3-endpoint", "http://h:1", "--s3-bucket", "b", "--local-store-dir", dir}, "name one object store"},
+		{[]string{"check", "--etcd", "127.0.0.1:1", "--cluster-id", "c1", "--s3-endpoint", "http://h:1", "--s3-bucket", "b",
+			"--local-store-dir", dir}, "name one object store"},
 	} {
 		_, _, err := runResetArgs(t, c.args...)
 		require.ErrorContains(t, err, c.want, "%q", c.args)

@@ -63,7 +63,8 @@ func AcknowledgedData(in *Input) Result {
 				fs[k] = &keyFate{}
 			}
 			if fs[k].put == nil || fs[k].put.Outcome != history.OK {
-				fs[k].put = &history.Op{Kind: history.Put, Tenant: o.Tenant, Key: o.Key, Size: o.Size, Outcome: history.OK, Node: "legacy import of " + in.Base.LegacySnapshotID}
+				fs[k].put = &history.Op{Kind: history.Put, Tenant: o.Tenant, Key: o.Key, Size: o.Size, Outcome: history.OK,
+					Node: "legacy import of " + in.Base.LegacySnapshotID}
 			}
 		}
 	}

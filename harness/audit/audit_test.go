@@ -101,7 +101,8 @@ func TestConvergenceAndMinimumWork(t *testing.T) {
 		Events: []Event{{Kind: "step", Name: "kill primary", OK: false, Detail: "no primary"}}}
 	r = MinimumWork(in)
 	require.False(t, r.Pass)
-	for _, want := range []string{"1 acknowledged mutations, the scenario needs at least 2", "step kill primary did not complete", "0 of 1 fault/heal steps injected", "0 promotions observed"} {
+	for _, want := range []string{"1 acknowledged mutations, the scenario needs at least 2",
+		"step kill primary did not complete", "0 of 1 fault/heal steps injected", "0 promotions observed"} {
 		require.Contains(t, evidence0(r), want)
 	}
 	in = &Input{Expect: Expect{MinOKOps: 1, MinPromotions: 1}, Steps: 1,

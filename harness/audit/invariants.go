@@ -52,9 +52,11 @@ var Invariants = []Invariant{
 	{"pointer-above-floor", "no pointer is written naming a snapshot below the compaction floor of that revision",
 		"Lagging Live Standby; Developer FAQ: a reader may not skip to the floor", "keyspace-order", "pointer publications under a floor"},
 	{"pointer-view", "a pointer's producer_view_version is the view under which its last included batch was appended",
-		"State Contract: producer view version associated with the captured prefix", "keyspace-order", "pointer publications whose batch is in the history; of those, across a view change"},
+		"State Contract: producer view version associated with the captured prefix", "keyspace-order",
+		"pointer publications whose batch is in the history; of those, across a view change"},
 	{"no-reinit", "the namespace is initialised (a zero durable prefix) only while it holds nothing else: no batch, view, floor, pointer or import record",
-		"Design Principles 7: recovery does not guess; Destructive Recovery: residue fails startup", "keyspace-order", "zero prefixes written; histories lost by a fault"},
+		"Design Principles 7: recovery does not guess; Destructive Recovery: residue fails startup", "keyspace-order",
+		"zero prefixes written; histories lost by a fault"},
 	{"legacy-import-once", "a legacy import is recorded at most once, into a fresh namespace, in one revision that moves " +
 		"the prefix to its cursor, writes its terminal batch 1 (and no other), and publishes the floor and latest",
 		"Legacy Snapshot Removal: explicit import", "keyspace-order", "imports"},

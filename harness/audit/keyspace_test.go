@@ -33,7 +33,8 @@ func newRevs() *revs { return &revs{ks: contract.MustKeyspace("c"), versions: ma
 
 func (r *revs) put(key string, value []byte, lease int64) {
 	r.versions[key]++
-	r.events = append(r.events, etcddump.Event{Revision: r.rev, Type: "put", Key: key, Value: value, Version: r.versions[key], CreateRevision: r.rev, Lease: lease})
+	r.events = append(r.events, etcddump.Event{Revision: r.rev, Type: "put", Key: key, Value: value,
+		Version: r.versions[key], CreateRevision: r.rev, Lease: lease})
 }
 
 func (r *revs) del(key string) {
@@ -52,7 +53,8 @@ func (r *revs) claim(view uint64) {
 
 func (r *revs) appendBatch() {
 	r.rev++
-	b := contract.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}}
+	b := contract.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1,
+		Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}}
 	rec, _ := contract.EncodeBatch(b)
 	r.put(r.ks.Batch(b.ID), rec, 0)
 	r.prefix = contract.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
@@ -340,7 +342,8 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.rev++
 			r.put(r.ks.ProducerView(), encView(3), 0)
 			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
-		}, "namespace initialised (zero durable prefix) while it still held producer view 2, compaction floor 2, snapshot pointers: residue read as an empty cluster"},
+		}, "namespace initialised (zero durable prefix) while it still held producer view 2, compaction floor 2, " +
+			"snapshot pointers: residue read as an empty cluster"},
 		"prefix reset": {func(r *revs) {
 			r.rev++
 			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
@@ -364,7 +367,8 @@ func TestKeyspaceOrderFailsEveryViolation(t *testing.T) {
 				tc.mutate(r)
 				in := r.input()
 				if id == "floor-verified" {
-					in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-snapshot", Corrupted: []string{"00000000000000000006-1-00112233445566aa"}, EtcdRevision: 12})
+					in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-snapshot",
+						Corrupted: []string{"00000000000000000006-1-00112233445566aa"}, EtcdRevision: 12})
 				}
 				res := KeyspaceOrder(in)
 				require.False(t, res.Pass, "the audit passed a history that breaks %s", id)
@@ -433,7 +437,8 @@ func TestObjectsAuditFailsAMissingTarget(t *testing.T) {
 	}}
 	res := ObjectsAudit(in)
 	require.False(t, res.Pass)
-	require.Contains(t, evidence0(res), "[pointer-targets-present] at 2.000s: the fallback 00000000000000000002-1-00112233445566aa pointer names a snapshot the store no longer holds")
+	require.Contains(t, evidence0(res), "[pointer-targets-present] at 2.000s: the fallback "+
+		"00000000000000000002-1-00112233445566aa pointer names a snapshot the store no longer holds")
 	in.Retention[1].MissingTargets = nil
 	require.True(t, ObjectsAudit(in).Pass)
 }

@@ -41,7 +41,8 @@ func SVG(s Series) string {
 	py := func(y float64) float64 { return float64(top) + ph - y/ymaxAxis*ph }
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" `+
+		`font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
 	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="13" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(s.Title))
 	for _, y := range yt {
@@ -77,7 +78,8 @@ func SVG(s Series) string {
 		if name == "" {
 			name = "(none)"
 		}
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%d" r="4" fill="%s"/><text x="%.1f" y="%d">%s</text>`+"\n", lx+4, height-10, palette[i%len(palette)], lx+12, height-6, html.EscapeString(name))
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%d" r="4" fill="%s"/><text x="%.1f" y="%d">%s</text>`+"\n", lx+4, height-10,
+			palette[i%len(palette)], lx+12, height-6, html.EscapeString(name))
 		lx += 24 + 7*float64(len(name))
 	}
 	b.WriteString("</svg>\n")

@@ -24,7 +24,8 @@ func TestPinnedVersionsComeFromGoMod(t *testing.T) {
 }
 
 func TestProxyFailureIsOneClearLine(t *testing.T) {
-	out := "go: downloading go.etcd.io/etcd/server/v3 v3.7.3\ngo: go.etcd.io/etcd/server/v3@v3.7.3: Get \"https://proxy.golang.org/...\": dial tcp: lookup proxy.golang.org: no such host\n"
+	out := "go: downloading go.etcd.io/etcd/server/v3 v3.7.3\ngo: go.etcd.io/etcd/server/v3@v3.7.3: Get " +
+		"\"https://proxy.golang.org/...\": dial tcp: lookup proxy.golang.org: no such host\n"
 	err := buildError(Tool{Name: "etcd"}, Binary{Version: "v3.7.3"}, out, errors.New("exit status 1"))
 	require.ErrorIs(t, err, ErrProxyUnreachable)
 	require.NotContains(t, err.Error(), "\n")

@@ -147,7 +147,8 @@ func buildError(t Tool, b Binary, out string, err error) error {
 			break
 		}
 	}
-	for _, sign := range []string{"dial tcp", "no such host", "i/o timeout", "connection refused", "proxyconnect", "TLS handshake timeout", "network is unreachable"} {
+	for _, sign := range []string{"dial tcp", "no such host", "i/o timeout", "connection refused", "proxyconnect",
+		"TLS handshake timeout", "network is unreachable"} {
 		for _, l := range lines {
 			if strings.Contains(l, sign) {
 				proxy := os.Getenv("GOPROXY")

@@ -146,7 +146,8 @@ svg text{font:11px system-ui,sans-serif}
 {{.Ops}} client ops (ok {{index .Counts "ok"}}, failed {{index .Counts "failed"}}, unknown {{index .Counts "unknown"}})
 {{if .Meta.Error}}<br><b class="fail">run error: {{.Meta.Error}}</b>{{end}}</div>
 {{.SVG}}
-{{if .Retain}}<h2>Retention</h2><p class="facts">once a second: batch keys in etcd (green ticks: the floor moved), snapshot groups in the store, largest etcd member's database</p>{{.Retain}}{{end}}
+{{if .Retain}}<h2>Retention</h2><p class="facts">once a second: batch keys in etcd (green ticks: the floor moved), ` +
+	`snapshot groups in the store, largest etcd member's database</p>{{.Retain}}{{end}}
 <h2>Audits</h2>
 <table id="{{.AuditsID}}"><tr><th>audit</th><th>verdict</th><th>summary and evidence</th></tr>
 {{range .Results}}<tr class="{{$.AuditRow}}"><td>{{.Name}}</td><td>{{if .Pass}}<span class="pass">pass</span>{{else}}<b class="fail">FAIL</b>{{end}}</td>
@@ -155,7 +156,8 @@ svg text{font:11px system-ui,sans-serif}
 {{if .Lineariz}}<p><a href="linearizability.html">porcupine's linearizability visualisation</a></p>{{end}}
 <h2>Steps</h2>
 <table><tr><th>#</th><th>line</th><th>step</th><th>start</th><th>took</th><th>ok</th></tr>
-{{range .Meta.Steps}}<tr><td>{{.Index}}</td><td>{{.Line}}</td><td>{{.Label}}</td><td>{{sec .StartNS}}</td><td>{{since .StartNS .EndNS}}</td><td>{{if .OK}}ok{{else}}<b class="fail">{{.Detail}}</b>{{end}}</td></tr>{{end}}
+{{range .Meta.Steps}}<tr><td>{{.Index}}</td><td>{{.Line}}</td><td>{{.Label}}</td><td>{{sec .StartNS}}</td>` +
+	`<td>{{since .StartNS .EndNS}}</td><td>{{if .OK}}ok{{else}}<b class="fail">{{.Detail}}</b>{{end}}</td></tr>{{end}}
 </table>
 <h2>Binaries</h2><ul>{{range .Meta.Binaries}}<li>{{.Name}} {{.Version}} <code>{{.SHA256}}</code></li>{{end}}</ul>
 </body></html>`))

@@ -19,7 +19,8 @@ const (
 	TimelineMark = "mark"
 )
 
-var roleColor = map[string]string{"standby": "#8c959f", "promoting": "#d4a72c", "primary": "#1a7f37", "failed": "#cf222e", "starting": "#afb8c1", "down": "#24292f", "restarted": "#24292f"}
+var roleColor = map[string]string{"standby": "#8c959f", "promoting": "#d4a72c", "primary": "#1a7f37",
+	"failed": "#cf222e", "starting": "#afb8c1", "down": "#24292f", "restarted": "#24292f"}
 
 // timelineSVG draws the run from the cluster's boot: one lane for steps,
 // one for faults, one for snapshot publications, one per master's role,
@@ -66,7 +67,8 @@ func (b *Bundle) timelineSVG() string {
 		}
 		w := math.Max(2, x(st.EndNS)-x(st.StartNS))
 		fmt.Fprintf(&s, `<rect class="%s step" x="%.1f" y="%.1f" width="%.1f" height="16" fill="%s" opacity="0.75"><title>%d %s (%.2fs)%s</title></rect>`,
-			TimelineMark, x(st.StartNS), laneY(0)+2, w, color, st.Index, template.HTMLEscapeString(st.Label), float64(st.EndNS-st.StartNS)/1e9, template.HTMLEscapeString(" "+st.Detail))
+			TimelineMark, x(st.StartNS), laneY(0)+2, w, color, st.Index, template.HTMLEscapeString(st.Label),
+			float64(st.EndNS-st.StartNS)/1e9, template.HTMLEscapeString(" "+st.Detail))
 	}
 	// faults: from inject to heal
 	label(1, "faults")
@@ -75,7 +77,9 @@ func (b *Bundle) timelineSVG() string {
 		fmt.Fprintf(&s, `<rect class="%s fault" x="%.1f" y="%.1f" width="%.1f" height="16" fill="#cf222e" `+
 			`opacity="0.55"><title>%s %s</title></rect><text x="%.1f" y="%.1f" fill="#fff">%s</text>`,
 			TimelineMark, x(from.At), laneY(1)+2, math.Max(3,
-				x(to.At)-x(from.At)), template.HTMLEscapeString(from.Name), template.HTMLEscapeString(from.Target), x(from.At)+3, laneY(1)+14, template.HTMLEscapeString(shorten(from.Name+" "+from.Target, int((x(to.At)-x(from.At))/6))))
+				x(to.At)-x(from.At)), template.HTMLEscapeString(from.Name), template.HTMLEscapeString(from.Target),
+			x(from.At)+3, laneY(1)+14, template.HTMLEscapeString(
+				shorten(from.Name+" "+from.Target, int((x(to.At)-x(from.At))/6))))
 	}
 	for _, e := range b.Input.Events {
 		switch e.Kind {

@@ -50,8 +50,10 @@ func TestScanFindsEachKindOfLeak(t *testing.T) {
 		"secret inside a longer hex":  {"meta.json", `{"x":"00` + strings.ToUpper(secret) + `ff"}`, "a secret of the run"},
 		"secret in the bundle itself": {"scenario.yaml", "password: x" + secret, "a secret of the run"},
 		"private key":                 {"logs/s3/versitygw.log", "-----BEGIN EC PRIVATE KEY-----", "PEM private key"},
-		"presigned URL":               {"logs/masters/m-0.log", "GET /b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F2026&X-Amz-Signature=0123456789abcdef0123", "presigned S3 URL"},
-		"authorization header":        {"logs/masters/m-0.log", "Authorization: AWS4-HMAC-SHA256 Credential=AK/20261203/us-east-1/s3/aws4_request", "Authorization header"},
+		"presigned URL": {"logs/masters/m-0.log",
+			"GET /b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F2026&X-Amz-Signature=0123456789abcdef0123", "presigned S3 URL"},
+		"authorization header": {"logs/masters/m-0.log",
+			"Authorization: AWS4-HMAC-SHA256 Credential=AK/20261203/us-east-1/s3/aws4_request", "Authorization header"},
 		"tenant key in a process log": {"logs/masters/m-1.log", `{"msg":"put failed","object":"tenant-1/g0-c1-000042"}`, "tenant key g0-c1-000042"},
 		"payload in a process log":    {"logs/etcd/etcd-1.log", `value:"eyJzaXplIjoxMDI0fQ=="`, "payload of batch 7"},
 	} {

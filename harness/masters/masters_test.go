@@ -79,7 +79,8 @@ func startCluster(t *testing.T, masters int, cfg map[string]any) *cluster {
 	for k, v := range cfg {
 		base[k] = v
 	}
-	set, err := Start(ctx, c.group, Options{Binary: masterBin, Dir: filepath.Join(dir, "masters"), ClusterID: "test", EtcdEndpoints: ec.Endpoints(), Count: masters, Config: base})
+	set, err := Start(ctx, c.group, Options{Binary: masterBin, Dir: filepath.Join(dir, "masters"), ClusterID: "test",
+		EtcdEndpoints: ec.Endpoints(), Count: masters, Config: base})
 	require.NoError(t, err)
 	c.set = set
 	return c
@@ -139,7 +140,8 @@ func (c *cluster) primary(timeout time.Duration) *Node {
 func (c *cluster) mountSegments(url string, n int) {
 	c.t.Helper()
 	for i := 0; i < n; i++ {
-		r := c.cli.Mount(context.Background(), url, client.Segment{Endpoint: fmt.Sprintf("10.0.0.%d:7000", i+1), Name: fmt.Sprintf("seg-%d", i), Capacity: 1 << 40, Kind: "memory"})
+		r := c.cli.Mount(context.Background(), url, client.Segment{Endpoint: fmt.Sprintf("10.0.0.%d:7000", i+1),
+			Name: fmt.Sprintf("seg-%d", i), Capacity: 1 << 40, Kind: "memory"})
 		require.Equal(c.t, client.OK, r.Outcome, "%+v", r)
 	}
 }

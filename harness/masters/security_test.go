@@ -141,7 +141,8 @@ func TestRefusedCredentials(t *testing.T) {
 	}{
 		{"no client certificate", withCert(pki.Pair{}, "master-c1"), []string{"etcd refused this master: TLS", "certificate required"}},
 		{"certificate of another CA", withCert(foreign, "master-c1"), []string{"etcd refused this master: TLS", "certificate"}},
-		{"role on another prefix", withCert(good, "intruder"), []string{"etcd refused this master", `user "intruder" may not read /oplog/c1/producer_view`, "permission denied"}},
+		{"role on another prefix", withCert(good, "intruder"), []string{"etcd refused this master",
+			`user "intruder" may not read /oplog/c1/producer_view`, "permission denied"}},
 		{"wrong password", withCert(good, "wrong"), []string{"etcd refused this master", "authentication failed"}},
 		{"certificate of a user etcd does not know", withCert(nobody, ""), []string{"etcd refused this master"}},
 	}

@@ -39,7 +39,9 @@ func TestHeaderIsRequired(t *testing.T) {
 }
 
 func TestRunEvidence(t *testing.T) {
-	out := []byte("FAIL x in 1s — bundle: /tmp/b (and /tmp/b.tar.gz)\n  ok   acknowledged-data  fine\n  FAIL keyspace-order     12 revisions\n       [pointer-fenced] rev 9: pointer written\n       [pointer-fenced] rev 10: again\n  FAIL minimum-work       x\n")
+	out := []byte("FAIL x in 1s — bundle: /tmp/b (and /tmp/b.tar.gz)\n  ok   acknowledged-data  fine\n" +
+		"  FAIL keyspace-order     12 revisions\n       [pointer-fenced] rev 9: pointer written\n" +
+		"       [pointer-fenced] rev 10: again\n  FAIL minimum-work       x\n")
 	ev, bundle := runEvidence(out)
 	require.Equal(t, "/tmp/b", bundle)
 	require.Equal(t, []string{"keyspace-order: [pointer-fenced] rev 9: pointer written", "minimum-work"}, ev)
@@ -65,7 +67,8 @@ func TestReplayEvidence(t *testing.T) {
 	require.Equal(t, "/tmp/r/smoke-7", rp.Bundle)
 	require.Equal(t, "reproduced (keyspace-order)", rp.Cell())
 
-	rp = replayEvidence([]byte("NOT reproduced: the original failed first on recovery-source, the replay on \"minimum-work\"\nfault timeline DIFFERS from the original:\n  x\n"))
+	rp = replayEvidence([]byte("NOT reproduced: the original failed first on recovery-source, the replay on " +
+		"\"minimum-work\"\nfault timeline DIFFERS from the original:\n  x\n"))
 	require.False(t, rp.Reproduced)
 	require.Equal(t, "recovery-source", rp.Was)
 	require.Equal(t, "minimum-work", rp.Now)

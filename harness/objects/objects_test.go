@@ -40,7 +40,8 @@ func read(t *testing.T, r Reader, key string) []byte {
 // flight, and gets each by key; a missing key is ErrNotFound.
 func TestDirListsAndGets(t *testing.T) {
 	root := t.TempDir()
-	for k, v := range map[string]string{"snaps/c1/a/descriptor.json": "d", "snaps/c1/a/chunks/000000.bin": "chunk", "snaps/c10/b/x": "other cluster", "snaps/c1/a/.put-123": "in flight"} {
+	for k, v := range map[string]string{"snaps/c1/a/descriptor.json": "d", "snaps/c1/a/chunks/000000.bin": "chunk",
+		"snaps/c10/b/x": "other cluster", "snaps/c1/a/.put-123": "in flight"} {
 		p := filepath.Join(root, filepath.FromSlash(k))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(v), 0o644))
@@ -70,7 +71,9 @@ func TestS3ListsEveryPageAndGets(t *testing.T) {
 	require.NoError(t, err)
 
 	// Written by a plain minio-go client, not by anything under test.
-	w, err := minio.New(srv.Endpoint[len("http://"):], &minio.Options{Creds: credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""), Region: "us-east-1", BucketLookup: minio.BucketLookupPath, Transport: tr})
+	w, err := minio.New(srv.Endpoint[len("http://"):],
+		&minio.Options{Creds: credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""), Region: "us-east-1",
+			BucketLookup: minio.BucketLookupPath, Transport: tr})
 	require.NoError(t, err)
 	require.NoError(t, w.MakeBucket(ctx, "snaps", minio.MakeBucketOptions{}))
 	const n = 1005

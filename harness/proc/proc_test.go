@@ -65,7 +65,8 @@ func TestGroupCloseStopsEverythingEvenPaused(t *testing.T) {
 
 func TestStopEscalatesToKill(t *testing.T) {
 	g := NewGroup()
-	p, err := g.Start(Spec{Name: "stubborn", Path: "/bin/sh", Args: []string{"-c", "trap '' TERM; while true; do sleep 0.1; done"}, Log: filepath.Join(t.TempDir(), "s.log")})
+	p, err := g.Start(Spec{Name: "stubborn", Path: "/bin/sh",
+		Args: []string{"-c", "trap '' TERM; while true; do sleep 0.1; done"}, Log: filepath.Join(t.TempDir(), "s.log")})
 	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond) // let the trap install
 	start := time.Now()

@@ -19,7 +19,8 @@ func TestCheckLanding(t *testing.T) {
 	other := checkLanding("kill", orig, audit.Anchor{Step: 3, BatchID: 250, Targets: []string{"master-0"}}, "")
 	require.False(t, other.Same)
 	require.Contains(t, other.Detail, "the original hit [master-2]")
-	late := checkLanding("kill", orig, audit.Anchor{Step: 3, BatchID: 200, Targets: []string{"master-2"}}, "the durable prefix reached only batch 200 of the original's 243")
+	late := checkLanding("kill", orig, audit.Anchor{Step: 3, BatchID: 200, Targets: []string{"master-2"}},
+		"the durable prefix reached only batch 200 of the original's 243")
 	require.False(t, late.Same)
 	require.Contains(t, late.Detail, "reached only batch 200")
 }
@@ -54,7 +55,8 @@ func TestCheckLandingMasksLeaseAndToken(t *testing.T) {
 // later faults can name that node; a fault on several nodes' links names none.
 func TestNodeOfALinkFault(t *testing.T) {
 	r := &run{injected: map[string]*faults.Injected{
-		"cut":   {Spec: faults.Spec{Kind: "link-down", Target: "primary", Link: "{target}.etcd-*"}, Targets: []string{"master-1.etcd-0", "master-1.etcd-1", "master-1.etcd-2"}},
+		"cut": {Spec: faults.Spec{Kind: "link-down", Target: "primary", Link: "{target}.etcd-*"},
+			Targets: []string{"master-1.etcd-0", "master-1.etcd-1", "master-1.etcd-2"}},
 		"s3":    {Spec: faults.Spec{Kind: "link-down", Link: "master-*.s3"}, Targets: []string{"master-0.s3", "master-1.s3"}},
 		"crash": {Spec: faults.Spec{Kind: "kill", Target: "primary"}, Targets: []string{"master-2"}},
 	}, healed: map[string]*faults.Injected{}}

@@ -44,7 +44,8 @@ func (r *run) legacyBase(ctx context.Context) (*audit.Base, map[string]any, erro
 		return nil, nil, err
 	}
 	id := b.LegacySnapshotID
-	cfg := map[string]any{"snapshot_bootstrap_mode": "legacy-import", "legacy_import_root": root, "legacy_import_cluster_id": cluster, "legacy_import_snapshot_id": id}
+	cfg := map[string]any{"snapshot_bootstrap_mode": "legacy-import", "legacy_import_root": root,
+		"legacy_import_cluster_id": cluster, "legacy_import_snapshot_id": id}
 	return b, cfg, nil
 }
 

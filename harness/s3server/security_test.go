@@ -37,7 +37,8 @@ func TestVersityOverTLSWithAScopedWriter(t *testing.T) {
 	require.NoError(t, err)
 	group := proc.NewGroup()
 	t.Cleanup(func() { require.NoError(t, group.Close(5*time.Second)) })
-	srv, err := s3server.StartWith(ctx, group, s3server.Options{Kind: s3server.Versity, Binary: b.Path, Dir: filepath.Join(dir, "s3"), TLS: &cert, CAFile: ca.CAFile, IAM: true})
+	srv, err := s3server.StartWith(ctx, group, s3server.Options{Kind: s3server.Versity, Binary: b.Path,
+		Dir: filepath.Join(dir, "s3"), TLS: &cert, CAFile: ca.CAFile, IAM: true})
 	require.NoError(t, err)
 	require.Contains(t, srv.Endpoint, "https://")
 

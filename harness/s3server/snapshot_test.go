@@ -25,7 +25,8 @@ func TestSnapshotThroughVersity(t *testing.T) {
 	const n = 250_000
 	for i := 0; i < n; i++ {
 		require.NoError(t, b.AddObject(state.ObjectKey{Tenant: "t", Key: fmt.Sprintf("k%09d", i)}, state.Object{ClientID: state.UUID{First: 1}, Size: 4096,
-			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaComplete}}}))
+			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(i) * 4096,
+				Length: 4096, Status: state.ReplicaComplete}}}))
 	}
 	s, err := b.Finish(state.Cursor{BatchID: 40, Seq: 900})
 	require.NoError(t, err)

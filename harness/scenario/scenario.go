@@ -23,12 +23,13 @@ import (
 
 // Scenario is one scenario file.
 type Scenario struct {
-	Name        string        `yaml:"name"`
-	Description string        `yaml:"description,omitempty"`
-	Tier        string        `yaml:"tier"`             // pr | nightly | docker (the docker runtime) | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
-	Covers      []string      `yaml:"covers,omitempty"` // RFC rows and windows it exercises
-	Seed        int64         `yaml:"seed"`
-	Timeout     time.Duration `yaml:"timeout,omitempty"` // whole run; default 10m
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+	// pr | nightly | docker (the docker runtime) | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
+	Tier    string        `yaml:"tier"`
+	Covers  []string      `yaml:"covers,omitempty"` // RFC rows and windows it exercises
+	Seed    int64         `yaml:"seed"`
+	Timeout time.Duration `yaml:"timeout,omitempty"` // whole run; default 10m
 	// Runtime is where the cluster runs: process (default: local processes)
 	// or docker (containers on a private network); chaos run --runtime
 	// overrides it.

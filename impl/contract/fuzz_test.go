@@ -116,7 +116,8 @@ func FuzzDecodeBatch(f *testing.F) {
 // alphabet check) accepts, decodes it to the same bytes, and leaves what it
 // appends to alone.
 func FuzzCanonicalBase64(f *testing.F) {
-	for _, s := range []string{"", "AA==", "AB==", "AAA=", "AAB=", "AAAA", "A===", "====", "AA=A", "AA==AAAA", "AAAA\nAAA", "+/+/", "-_-_", "QUJD", "QUI=", "QQ=="} {
+	for _, s := range []string{"", "AA==", "AB==", "AAA=", "AAB=", "AAAA", "A===", "====", "AA=A", "AA==AAAA",
+		"AAAA\nAAA", "+/+/", "-_-_", "QUJD", "QUI=", "QQ=="} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, s []byte) {

@@ -51,7 +51,8 @@ func TestKeyspaceBatchKeysSortNumerically(t *testing.T) {
 	if id, ok := ks.ParseBatch(ks.Batch(math.MaxUint64)); !ok || id != math.MaxUint64 {
 		t.Errorf("ParseBatch(max) = %d, %v", id, ok)
 	}
-	for _, bad := range []string{"/oplog/c1/batches/42", "/oplog/c2/batches/00000000000000000042", "/oplog/c1/batches/0000000000000000004x", "/oplog/c1/durable_prefix"} {
+	for _, bad := range []string{"/oplog/c1/batches/42", "/oplog/c2/batches/00000000000000000042",
+		"/oplog/c1/batches/0000000000000000004x", "/oplog/c1/durable_prefix"} {
 		if _, ok := ks.ParseBatch(bad); ok {
 			t.Errorf("ParseBatch(%q) accepted", bad)
 		}
@@ -61,7 +62,8 @@ func TestKeyspaceBatchKeysSortNumerically(t *testing.T) {
 // TestKeyspaceClusterIDs: NewKeyspace takes what upstream takes, normalized,
 // and refuses the rest saying why.
 func TestKeyspaceClusterIDs(t *testing.T) {
-	for id, root := range map[string]string{"prod-1.eu_west": "/oplog/prod-1.eu_west", "-x": "/oplog/-x", "_": "/oplog/_", "c1/": "/oplog/c1", "c1//": "/oplog/c1"} {
+	for id, root := range map[string]string{"prod-1.eu_west": "/oplog/prod-1.eu_west", "-x": "/oplog/-x", "_": "/oplog/_",
+		"c1/": "/oplog/c1", "c1//": "/oplog/c1"} {
 		ks, err := NewKeyspace(id)
 		if err != nil {
 			t.Errorf("NewKeyspace(%q): %v", id, err)

@@ -66,7 +66,8 @@ func TestPointerRefuses(t *testing.T) {
 	}
 	for _, raw := range []string{"", "{}", goldenPointer + " ", " " + goldenPointer, goldenPointer + goldenPointer,
 		strings.Replace(goldenPointer, `{`, `{"x":1,`, 1),
-		strings.Replace(goldenPointer, `"snapshot_id":"00000000000000000042-10-00112233445566aa","last_included_seq":126`, `"last_included_seq":126,"snapshot_id":"00000000000000000042-10-00112233445566aa"`, 1),
+		strings.Replace(goldenPointer, `"snapshot_id":"00000000000000000042-10-00112233445566aa","last_included_seq":126`,
+			`"last_included_seq":126,"snapshot_id":"00000000000000000042-10-00112233445566aa"`, 1),
 	} {
 		if _, err := DecodePointer([]byte(raw)); !errors.Is(err, ErrMalformedPointer) {
 			t.Errorf("DecodePointer(%q): %v", raw, err)

@@ -65,7 +65,8 @@ const (
     }
   ]
 }`
-	goldenEnvelopeHeader   = "4f504c47534e415001000200010000007e000000000000002a00000000000000bc02000000000000a003000000000000080706050403020105000000000000000200000095e41a43"
+	goldenEnvelopeHeader = "4f504c47534e415001000200010000007e000000000000002a00000000000000bc02000000000000" +
+		"a003000000000000080706050403020105000000000000000200000095e41a43"
 	goldenLegacyDescriptor = "120|3|1700000000123"
 )
 
@@ -170,34 +171,54 @@ func TestSnapshotRecordsRefused(t *testing.T) {
 		err  error
 		want error
 	}{
-		"descriptor schema 2":         {decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor, `"schema_version": 1`, `"schema_version": 2`, 1)))), ErrSnapshotVersion},
+		"descriptor schema 2": {
+			decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor, `"schema_version": 1`,
+				`"schema_version": 2`, 1)))), ErrSnapshotVersion},
 		"descriptor unknown member":   {decodeErr(DecodeDescriptor([]byte(`{"snapshot_id":"x","bogus":1}`))), ErrSnapshotMalformed},
 		"descriptor after the object": {decodeErr(DecodeDescriptor([]byte(goldenDescriptor + "{}"))), ErrSnapshotTrailing},
-		"descriptor id of another batch": {decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor, `"last_included_batch_id": 42`, `"last_included_batch_id": 41`, 1)))),
+		"descriptor id of another batch": {
+			decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor,
+				`"last_included_batch_id": 42`, `"last_included_batch_id": 41`, 1)))),
 			ErrSnapshotIdentity},
-		"descriptor bad id":         {decodeErr(DecodeDescriptor([]byte(strings.ReplaceAll(goldenDescriptor, "00112233445566aa", "x")))), ErrSnapshotID},
-		"descriptor bad checksum":   {decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor, "crc64nvme:AQIDBAUGBwg=", "deadbeef", 1)))), ErrChecksumTag},
-		"descriptor md5":            {decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor, "crc64nvme:", "md5:", 1)))), ErrSnapshotVersion},
-		"legacy two fields":         {decodeErr(DecodeDescriptor([]byte("1|2"))), ErrSnapshotMalformed},
-		"legacy leading zero":       {decodeErr(DecodeDescriptor([]byte("01|2|3"))), ErrSnapshotMalformed},
-		"legacy not a number":       {decodeErr(DecodeDescriptor([]byte("x|2|3"))), ErrSnapshotOverflow},
-		"legacy time out of range":  {decodeErr(DecodeDescriptor([]byte("1|2|99999999999999999999"))), ErrSnapshotOverflow},
-		"manifest schema 2":         {decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"schema_version": 1`, `"schema_version": 2`, 1)))), ErrSnapshotVersion},
-		"manifest count":            {decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"object_count": 5`, `"object_count": 6`, 1)))), ErrSnapshotCount},
-		"manifest size":             {decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"payload_size": 1000`, `"payload_size": 1001`, 1)))), ErrSnapshotIdentity},
-		"manifest chunk name":       {decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, "chunks/000001.bin", "chunks/000002.bin", 1)))), ErrSnapshotMalformed},
-		"manifest cursor":           {decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"last_included_seq": 126`, `"last_included_seq": 0`, 1)))), ErrSnapshotCursor},
-		"manifest trailing":         {decodeErr(DecodeManifest([]byte(goldenManifest + "[]"))), ErrSnapshotTrailing},
-		"header short":              {headerErr(ParseEnvelopeHeader(make([]byte, EnvelopeHeaderSize-1))), ErrSnapshotTruncated},
-		"header magic":              {headerErr(ParseEnvelopeHeader(flip(0))), ErrSnapshotMalformed},
-		"header crc":                {headerErr(ParseEnvelopeHeader(flip(20))), ErrSnapshotChecksum},
-		"header envelope version":   {headerErr(ParseEnvelopeHeader(header(func(h *EnvelopeHeader) { h.EnvelopeSchemaVersion = 2 }))), ErrSnapshotVersion},
-		"header codec version 1":    {headerErr(ParseEnvelopeHeader(header(func(h *EnvelopeHeader) { h.PayloadCodecVersion = 1 }))), ErrSnapshotVersion},
-		"header reserved":           {headerErr(ParseEnvelopeHeader(fixCRC(reserved[:]))), ErrSnapshotMalformed},
-		"header cursor":             {headerErr(ParseEnvelopeHeader(header(func(h *EnvelopeHeader) { h.Cursor.Seq = 0 }))), ErrSnapshotCursor},
-		"header sizes":              {headerErr(ParseEnvelopeHeader(header(func(h *EnvelopeHeader) { h.UncompressedSize = h.EncodedSize + 1 }))), ErrSnapshotMalformed},
-		"header and manifest seq":   {AgreeHeader(func() EnvelopeHeader { h := goldenHeaderValue(); h.Cursor.Seq++; return h }(), goldenManifestValue()), ErrSnapshotCursor},
-		"header and manifest count": {AgreeHeader(func() EnvelopeHeader { h := goldenHeaderValue(); h.ChunkCount = 3; return h }(), goldenManifestValue()), ErrSnapshotCount},
+		"descriptor bad id": {decodeErr(DecodeDescriptor([]byte(strings.ReplaceAll(goldenDescriptor, "00112233445566aa", "x")))), ErrSnapshotID},
+		"descriptor bad checksum": {
+			decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor,
+				"crc64nvme:AQIDBAUGBwg=", "deadbeef", 1)))), ErrChecksumTag},
+		"descriptor md5":           {decodeErr(DecodeDescriptor([]byte(strings.Replace(goldenDescriptor, "crc64nvme:", "md5:", 1)))), ErrSnapshotVersion},
+		"legacy two fields":        {decodeErr(DecodeDescriptor([]byte("1|2"))), ErrSnapshotMalformed},
+		"legacy leading zero":      {decodeErr(DecodeDescriptor([]byte("01|2|3"))), ErrSnapshotMalformed},
+		"legacy not a number":      {decodeErr(DecodeDescriptor([]byte("x|2|3"))), ErrSnapshotOverflow},
+		"legacy time out of range": {decodeErr(DecodeDescriptor([]byte("1|2|99999999999999999999"))), ErrSnapshotOverflow},
+		"manifest schema 2": {
+			decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"schema_version": 1`,
+				`"schema_version": 2`, 1)))), ErrSnapshotVersion},
+		"manifest count": {
+			decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"object_count": 5`,
+				`"object_count": 6`, 1)))), ErrSnapshotCount},
+		"manifest size": {
+			decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"payload_size": 1000`,
+				`"payload_size": 1001`, 1)))), ErrSnapshotIdentity},
+		"manifest chunk name": {
+			decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, "chunks/000001.bin",
+				"chunks/000002.bin", 1)))), ErrSnapshotMalformed},
+		"manifest cursor": {
+			decodeErr(DecodeManifest([]byte(strings.Replace(goldenManifest, `"last_included_seq": 126`,
+				`"last_included_seq": 0`, 1)))), ErrSnapshotCursor},
+		"manifest trailing":       {decodeErr(DecodeManifest([]byte(goldenManifest + "[]"))), ErrSnapshotTrailing},
+		"header short":            {headerErr(ParseEnvelopeHeader(make([]byte, EnvelopeHeaderSize-1))), ErrSnapshotTruncated},
+		"header magic":            {headerErr(ParseEnvelopeHeader(flip(0))), ErrSnapshotMalformed},
+		"header crc":              {headerErr(ParseEnvelopeHeader(flip(20))), ErrSnapshotChecksum},
+		"header envelope version": {headerErr(ParseEnvelopeHeader(header(func(h *EnvelopeHeader) { h.EnvelopeSchemaVersion = 2 }))), ErrSnapshotVersion},
+		"header codec version 1":  {headerErr(ParseEnvelopeHeader(header(func(h *EnvelopeHeader) { h.PayloadCodecVersion = 1 }))), ErrSnapshotVersion},
+		"header reserved":         {headerErr(ParseEnvelopeHeader(fixCRC(reserved[:]))), ErrSnapshotMalformed},
+		"header cursor":           {headerErr(ParseEnvelopeHeader(header(func(h *EnvelopeHeader) { h.Cursor.Seq = 0 }))), ErrSnapshotCursor},
+		"header sizes": {
+			headerErr(ParseEnvelopeHeader(
+				header(func(h *EnvelopeHeader) { h.UncompressedSize = h.EncodedSize + 1 }))), ErrSnapshotMalformed},
+		"header and manifest seq": {
+			AgreeHeader(func() EnvelopeHeader { h := goldenHeaderValue(); h.Cursor.Seq++; return h }(), goldenManifestValue()), ErrSnapshotCursor},
+		"header and manifest count": {
+			AgreeHeader(func() EnvelopeHeader { h := goldenHeaderValue(); h.ChunkCount = 3; return h }(), goldenManifestValue()), ErrSnapshotCount},
 		"descriptor and manifest": {AgreeManifest(func() Descriptor { d := goldenDescriptorValue(); d.ProducerViewVersion = 3; return d }(), goldenManifestValue()),
 			ErrSnapshotIdentity},
 	} {
@@ -308,11 +329,13 @@ func TestOpenSnapshotRefusesDamage(t *testing.T) {
 		{name: "descriptor missing", damage: func(s memObjects, _ *Pointer) { delete(s, key(DescriptorName)) }, at: DescriptorName, want: errNoObject},
 		{name: "descriptor garbage", damage: rewrite(DescriptorName, func([]byte) []byte { return []byte("{") }), at: DescriptorName, want: ErrSnapshotMalformed},
 		{name: "descriptor legacy", damage: rewrite(DescriptorName, func([]byte) []byte { return []byte("126|2|1") }), at: DescriptorName, want: ErrSnapshotIdentity},
-		{name: "descriptor elsewhere", damage: rewrite(DescriptorName, replace(`"object_prefix": "snaps/`, `"object_prefix": "other/`)), at: DescriptorName, want: ErrSnapshotMalformed},
+		{name: "descriptor elsewhere", damage: rewrite(DescriptorName, replace(`"object_prefix": "snaps/`, `"object_prefix": "other/`)),
+			at: DescriptorName, want: ErrSnapshotMalformed},
 		{name: "pointer disagrees", damage: func(_ memObjects, p *Pointer) { p.CreatedAtMS++ }, at: DescriptorName, want: ErrSnapshotIdentity},
 		{name: "manifest missing", damage: func(s memObjects, _ *Pointer) { delete(s, key(ManifestObject)) }, at: ManifestObject, want: errNoObject},
 		{name: "manifest garbage", damage: rewrite(ManifestObject, func(b []byte) []byte { return b[:len(b)/2] }), at: ManifestObject, want: ErrSnapshotMalformed},
-		{name: "manifest disagrees", damage: rewrite(ManifestObject, replace(`"producer_view_version": 2`, `"producer_view_version": 3`)), at: ManifestObject, want: ErrSnapshotIdentity},
+		{name: "manifest disagrees", damage: rewrite(ManifestObject, replace(`"producer_view_version": 2`, `"producer_view_version": 3`)),
+			at: ManifestObject, want: ErrSnapshotIdentity},
 		{name: "chunk missing", damage: func(s memObjects, _ *Pointer) { delete(s, key(ChunkObject(1))) }, at: ChunkObject(1), want: errNoObject},
 		{name: "chunk byte flipped", damage: rewrite(ChunkObject(0), flip(7)), at: ChunkObject(0), want: ErrSnapshotChecksum},
 		{name: "chunk shorter", damage: rewrite(ChunkObject(1), func(b []byte) []byte { return b[1:] }), at: ChunkObject(1), want: ErrSnapshotIdentity},

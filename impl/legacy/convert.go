@@ -121,7 +121,8 @@ func replica(d *legacysnap.Decoded, r legacysnap.Replica) (state.Replica, error)
 		out.Kind, out.ClientID, out.Length, out.Segment = state.ReplicaLocalDisk, stateUUID(l.Client), l.ObjectSize, l.Endpoint
 	case r.DFS != nil:
 		f := r.DFS
-		out.Kind, out.FilePath, out.Offset, out.Length, out.AlignedSize, out.ShardIdx = state.ReplicaDFS, f.FilePath, f.Offset, f.ObjectSize, f.AlignedSize, f.ShardIdx
+		out.Kind, out.FilePath, out.Offset, out.Length, out.AlignedSize, out.ShardIdx =
+			state.ReplicaDFS, f.FilePath, f.Offset, f.ObjectSize, f.AlignedSize, f.ShardIdx
 	default:
 		return out, fmt.Errorf("a %s replica without its body", r.Type)
 	}

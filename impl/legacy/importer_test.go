@@ -173,7 +173,8 @@ func TestImportOffloadedFixture(t *testing.T) {
 	for _, sg := range content.Segments {
 		endpoint[sg.ID] = sg
 	}
-	status := map[legacysnap.ReplicaStatus]state.ReplicaStatus{legacysnap.ReplicaComplete: state.ReplicaComplete, legacysnap.ReplicaProcessing: state.ReplicaProcessing}
+	status := map[legacysnap.ReplicaStatus]state.ReplicaStatus{legacysnap.ReplicaComplete: state.ReplicaComplete,
+		legacysnap.ReplicaProcessing: state.ReplicaProcessing}
 	kinds := map[state.ReplicaKind]int{}
 	for _, o := range content.Objects {
 		obj, ok := got.Object(o.Tenant, o.Key)

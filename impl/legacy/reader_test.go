@@ -82,7 +82,8 @@ func TestImportCursor(t *testing.T) {
 	require.True(t, legacy.ImportCursor(0).Consistent())
 }
 
-var variantSpec = legacyfixture.SnapshotSpec{Taken: time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC), Seq: 10, View: 1, Segments: 2, Objects: 30, Seed: 9, Runtime: true}
+var variantSpec = legacyfixture.SnapshotSpec{Taken: time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC), Seq: 10,
+	View: 1, Segments: 2, Objects: 30, Seed: 9, Runtime: true}
 
 // variant writes one snapshot of variantSpec after edit changed its
 // content, then lets damage change its files, and reads it (Read, then
@@ -121,12 +122,24 @@ func TestBrokenSnapshots(t *testing.T) {
 	mem := func(d *legacysnap.Decoded, i int) *legacysnap.MemoryReplica { return d.Objects[i].Replicas[0].Memory }
 	cases := []damageCase{
 		{name: "replica id not below replica_next_id", edit: func(d *legacysnap.Decoded) { d.ReplicaNextID = 2 }, want: legacy.ErrContent, says: "replica_next_id"},
-		{name: "memory replica on an unknown segment", edit: func(d *legacysnap.Decoded) { mem(d, 3).Segment = legacysnap.UUID{Hi: 9, Lo: 9} }, want: legacy.ErrNotImportable, says: "not mounted"},
-		{name: "memory replica on a draining segment", edit: func(d *legacysnap.Decoded) { d.Segments[1].Status = legacysnap.SegmentDraining }, want: legacy.ErrNotImportable, says: "DRAINING"},
-		{name: "memory replica on a segment without an allocator", edit: func(d *legacysnap.Decoded) { d.Segments[1].Allocator = nil }, want: legacy.ErrNotImportable, says: "without an allocator"},
-		{name: "a replica status the model does not have", edit: func(d *legacysnap.Decoded) { d.Objects[4].Replicas[0].Status = 9 }, want: legacy.ErrNotImportable, says: "STATUS_9"},
-		{name: "two segments on one endpoint", edit: func(d *legacysnap.Decoded) { d.Segments[1].Endpoint = d.Segments[0].Endpoint }, want: legacy.ErrNotImportable, says: "share transport endpoint"},
-		{name: "replica beyond its segment", edit: func(d *legacysnap.Decoded) { mem(d, 0).Address = d.Segments[1].Base + d.Segments[1].Size }, want: legacy.ErrContent, says: "outside segment"},
+		{name: "memory replica on an unknown segment",
+			edit: func(d *legacysnap.Decoded) { mem(d, 3).Segment = legacysnap.UUID{Hi: 9, Lo: 9} },
+			want: legacy.ErrNotImportable, says: "not mounted"},
+		{name: "memory replica on a draining segment",
+			edit: func(d *legacysnap.Decoded) { d.Segments[1].Status = legacysnap.SegmentDraining },
+			want: legacy.ErrNotImportable, says: "DRAINING"},
+		{name: "memory replica on a segment without an allocator",
+			edit: func(d *legacysnap.Decoded) { d.Segments[1].Allocator = nil },
+			want: legacy.ErrNotImportable, says: "without an allocator"},
+		{name: "a replica status the model does not have",
+			edit: func(d *legacysnap.Decoded) { d.Objects[4].Replicas[0].Status = 9 },
+			want: legacy.ErrNotImportable, says: "STATUS_9"},
+		{name: "two segments on one endpoint",
+			edit: func(d *legacysnap.Decoded) { d.Segments[1].Endpoint = d.Segments[0].Endpoint },
+			want: legacy.ErrNotImportable, says: "share transport endpoint"},
+		{name: "replica beyond its segment",
+			edit: func(d *legacysnap.Decoded) { mem(d, 0).Address = d.Segments[1].Base + d.Segments[1].Size },
+			want: legacy.ErrContent, says: "outside segment"},
 		{name: "a disk replica's path longer than the model holds", edit: func(d *legacysnap.Decoded) {
 			d.Objects[4].Replicas = append(d.Objects[4].Replicas, legacysnap.Replica{ID: 1000, Status: legacysnap.ReplicaComplete, Type: legacysnap.ReplicaDisk,
 				Disk: &legacysnap.DiskReplica{FilePath: strings.Repeat("p", 4097), ObjectSize: d.Objects[4].Size}})

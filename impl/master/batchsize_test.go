@@ -64,7 +64,8 @@ func TestLargeConcurrentPutsAllCommit(t *testing.T) {
 	put := func(key string) PutRequest {
 		req := PutRequest{ObjectRef: ObjectRef{Tenant: "t", Key: key}, ClientID: state.UUID{First: 1}, Size: 1}
 		for i := range MaxReplicas {
-			req.Replicas = append(req.Replicas, state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: uint64(i), Length: 1, Status: state.ReplicaComplete})
+			req.Replicas = append(req.Replicas, state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory,
+				Segment: seg.Endpoint, Offset: uint64(i), Length: 1, Status: state.ReplicaComplete})
 		}
 		return req
 	}
@@ -131,7 +132,8 @@ func bulkReplicas(seg string, n int) []state.Replica {
 	k := (n + 3999) / 4000
 	reps := make([]state.Replica, k)
 	for i := range reps {
-		reps[i] = state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg, Length: 1, Status: state.ReplicaComplete, Protocol: strings.Repeat("p", n/k)}
+		reps[i] = state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg, Length: 1,
+			Status: state.ReplicaComplete, Protocol: strings.Repeat("p", n/k)}
 	}
 	return reps
 }

@@ -388,7 +388,8 @@ func (c Config) legacyClusterID() string {
 func (c Config) validateStore() []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	needStore := map[string]bool{"enable_standby_snapshot": c.EnableStandbySnapshot, "enable_snapshot_gc": c.EnableSnapshotGC, "enable_oplog_pruning": c.EnableOplogPruning}
+	needStore := map[string]bool{"enable_standby_snapshot": c.EnableStandbySnapshot,
+		"enable_snapshot_gc": c.EnableSnapshotGC, "enable_oplog_pruning": c.EnableOplogPruning}
 	for _, k := range []string{"enable_standby_snapshot", "enable_snapshot_gc", "enable_oplog_pruning"} {
 		if needStore[k] && c.ObjectStore == "" {
 			bad("%s: requires a shared object store (object_store: s3, or local with local_store_dir)", k)

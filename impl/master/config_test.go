@@ -68,7 +68,8 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 		{"etcd not a URL", func(c *Config) { c.EtcdEndpoints = []string{"127.0.0.1:2379"} }, "want an http:// or https:// URL"},
 		{"oplog off", func(c *Config) { c.EnableOplog = false }, "enable_oplog: false is not supported"},
 		{"legacy snapshot-only mode", func(c *Config) { *c = withSnapshots(*c); c.EnableOplog = false }, "legacy snapshot-only mode"},
-		{"publication without store", func(c *Config) { c.EnableStandbySnapshot = true; c.SnapshotWorkDir = "/w" }, "enable_standby_snapshot: requires a shared object store"},
+		{"publication without store", func(c *Config) { c.EnableStandbySnapshot = true; c.SnapshotWorkDir = "/w" },
+			"enable_standby_snapshot: requires a shared object store"},
 		{"publication without etcd", func(c *Config) { *c = withSnapshots(*c); c.EtcdEndpoints = nil }, "enable_standby_snapshot: requires etcd"},
 		{"gc without store", func(c *Config) { c.EnableSnapshotGC = true }, "enable_snapshot_gc: requires a shared object store"},
 		{"gc without publication", func(c *Config) {
@@ -76,7 +77,8 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 			c.ObjectStore, c.S3Endpoint, c.S3Bucket = "s3", "http://x", "b"
 		}, "enable_snapshot_gc: requires enable_standby_snapshot"},
 		{"pruning without store", func(c *Config) { c.EnableOplogPruning = true }, "enable_oplog_pruning: requires a shared object store"},
-		{"pruning without etcd", func(c *Config) { *c = withSnapshots(*c); c.EnableOplogPruning = true; c.EtcdEndpoints = nil }, "enable_oplog_pruning: requires etcd"},
+		{"pruning without etcd", func(c *Config) { *c = withSnapshots(*c); c.EnableOplogPruning = true; c.EtcdEndpoints = nil },
+			"enable_oplog_pruning: requires etcd"},
 		{"pruning without publication", func(c *Config) {
 			c.EnableOplogPruning = true
 			c.ObjectStore, c.S3Endpoint, c.S3Bucket = "s3", "http://x", "b"
@@ -106,10 +108,15 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 		{"zero poll", func(c *Config) { c.OplogPollIntervalMS = 0 }, "oplog_poll_interval_ms: must be > 0"},
 		{"zero lease", func(c *Config) { c.LeaderLeaseSeconds = 0 }, "leader_lease_seconds: must be > 0"},
 		{"bad bootstrap mode", func(c *Config) { c.SnapshotBootstrapMode = "catalog" }, "snapshot_bootstrap_mode:"},
-		{"legacy snapshot-only mode, old flag", func(c *Config) { c.EnableSnapshot = true; c.EnableOplog = false }, "legacy snapshot-only mode, which is removed: set enable_oplog: true"},
+		{"legacy snapshot-only mode, old flag", func(c *Config) { c.EnableSnapshot = true; c.EnableOplog = false },
+			"legacy snapshot-only mode, which is removed: set enable_oplog: true"},
 		{"legacy primary writer", func(c *Config) { c.EnableSnapshot = true }, "enable_snapshot: the legacy primary snapshot writer is removed"},
-		{"legacy import without root", func(c *Config) { *c = withSnapshots(*c); c.SnapshotBootstrapMode = "legacy-import" }, "legacy-import requires legacy_import_root"},
-		{"legacy import without store", func(c *Config) { c.SnapshotBootstrapMode, c.LegacyImportRoot = "legacy-import", "/old" }, "legacy-import requires a shared object store"},
+		{"legacy import without root",
+			func(c *Config) { *c = withSnapshots(*c); c.SnapshotBootstrapMode = "legacy-import" },
+			"legacy-import requires legacy_import_root"},
+		{"legacy import without store",
+			func(c *Config) { c.SnapshotBootstrapMode, c.LegacyImportRoot = "legacy-import", "/old" },
+			"legacy-import requires a shared object store"},
 		{"legacy import from S3 without S3", func(c *Config) {
 			c.Environment, c.ObjectStore, c.LocalStoreDir = "development", "local", "/d"
 			c.SnapshotBootstrapMode, c.LegacyImportRoot = "legacy-import", "s3://old/prefix"
@@ -145,7 +152,9 @@ func TestInvalidCombinationsAreRejected(t *testing.T) {
 func TestLoadConfigFileThenFlags(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.yaml")
-	require.NoError(t, os.WriteFile(path, []byte("cluster_id: fromfile\nlisten: 127.0.0.1:1\netcd_endpoints: [http://a:1, http://b:2]\nmax_snapshot_lag_batches: 7\n"), 0o644))
+	require.NoError(t, os.WriteFile(path,
+		[]byte("cluster_id: fromfile\nlisten: 127.0.0.1:1\n"+
+			"etcd_endpoints: [http://a:1, http://b:2]\nmax_snapshot_lag_batches: 7\n"), 0o644))
 	c, err := LoadConfig([]string{"--config", path, "--max_snapshot_lag_batches", "9", "--etcd_endpoints", "http://c:3,http://d:4", "--enable_snapshot_gc"})
 	require.NoError(t, err)
 	require.Equal(t, "fromfile", c.ClusterID)

@@ -89,7 +89,9 @@ func TestAllocatorReleasesRefusedPlacements(t *testing.T) {
 	st := state.New()
 	require.NoError(t, st.Apply(state.Batch{ID: 1, FirstSeq: 1, LastSeq: 2, Entries: []state.Entry{
 		state.MountSegment(segs[0]),
-		state.PutEnd("t", "other", state.Object{Size: 600, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "a", Offset: 400, Length: 600, Status: state.ReplicaComplete}}}),
+		state.PutEnd("t", "other", state.Object{Size: 600,
+			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "a", Offset: 400,
+				Length: 600, Status: state.ReplicaComplete}}}),
 	}}))
 	a.rebuild(st.Capture())
 	a.release(again, gen)

@@ -58,7 +58,9 @@ func TestBootstrapLogsNameNoTenantKey(t *testing.T) {
 	require.NoError(t, err)
 	live := state.New()
 	seg := state.Segment{Endpoint: "10.0.0.1:1", Name: "s", Capacity: 1 << 30, Kind: state.ReplicaMemory}
-	obj := state.Object{ClientID: state.UUID{First: 1}, Size: 10, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: 0, Length: 10, Status: state.ReplicaComplete}}}
+	obj := state.Object{ClientID: state.UUID{First: 1}, Size: 10,
+		Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint,
+			Offset: 0, Length: 10, Status: state.ReplicaComplete}}}
 	for _, e := range []state.Entry{state.MountSegment(seg), state.PutEnd(tenant, key, obj)} {
 		b, err := w.Append(ctx, []state.Entry{e})
 		require.NoError(t, err)

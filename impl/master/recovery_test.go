@@ -68,7 +68,9 @@ func TestRecoveryIgnoresAValidOrphan(t *testing.T) {
 	live := state.New()
 	seg := state.Segment{Endpoint: "10.0.0.1:1", Name: "s", Capacity: 1 << 30, Kind: state.ReplicaMemory}
 	obj := func(size uint64) state.Object {
-		return state.Object{ClientID: state.UUID{First: 1}, Size: size, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: size, Length: size, Status: state.ReplicaComplete}}}
+		return state.Object{ClientID: state.UUID{First: 1}, Size: size,
+			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: size,
+				Length: size, Status: state.ReplicaComplete}}}
 	}
 	var published *state.Capture
 	for i, e := range []state.Entry{state.MountSegment(seg), state.PutEnd("t", "a", obj(10)), state.PutEnd("t", "b", obj(20)), state.PutEnd("t", "c", obj(30))} {

@@ -36,7 +36,8 @@ func bulkReplicas(seg string, n int) []state.Replica {
 	k := (n + 3999) / 4000
 	reps := make([]state.Replica, k)
 	for i := range reps {
-		reps[i] = state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg, Length: 1, Status: state.ReplicaComplete, Protocol: strings.Repeat("p", n/k)}
+		reps[i] = state.Replica{ID: uint64(i + 1), Kind: state.ReplicaMemory, Segment: seg, Length: 1,
+			Status: state.ReplicaComplete, Protocol: strings.Repeat("p", n/k)}
 	}
 	return reps
 }

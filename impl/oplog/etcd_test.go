@@ -499,7 +499,9 @@ func TestGroupCommitBatchesConcurrentCallers(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
 				key := fmt.Sprintf("c%d-%d", c, i)
-				o := state.Object{ClientID: state.UUID{First: 1}, Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "s1", Length: 1, Status: state.ReplicaComplete}}}
+				o := state.Object{ClientID: state.UUID{First: 1}, Size: 1,
+					Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory,
+						Segment: "s1", Length: 1, Status: state.ReplicaComplete}}}
 				res, err := g.Submit(ctx, state.PutEnd("t", key, o))
 				if err != nil {
 					t.Errorf("submit %s: %v", key, err)
@@ -571,7 +573,8 @@ func TestReuseBuffersReplaysTheSame(t *testing.T) {
 	for i := range 200 {
 		entries := make([]state.Entry, 1+i%7*3)
 		for j := range entries {
-			o := state.Object{Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Length: 1, Status: state.ReplicaComplete, Protocol: strings.Repeat("p", (i*7+j)%90)}}}
+			o := state.Object{Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint,
+				Length: 1, Status: state.ReplicaComplete, Protocol: strings.Repeat("p", (i*7+j)%90)}}}
 			entries[j] = state.PutEnd("t", fmt.Sprintf("k%d-%d", i, j), o)
 			if j%5 == 4 {
 				entries[j] = state.Remove("t", fmt.Sprintf("k%d-%d", i-1, j))

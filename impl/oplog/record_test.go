@@ -17,7 +17,9 @@ func sampleBatch() state.Batch {
 	seg := state.Segment{Endpoint: "10.0.0.1:7000", Name: "seg", Capacity: 1 << 30, Kind: state.ReplicaMemory}
 	return state.Batch{ID: 7, FirstSeq: 20, LastSeq: 22, Entries: []state.Entry{
 		state.MountSegment(seg),
-		state.PutEnd("tenant<&>", "key \"quoted\" ünï", state.Object{ClientID: state.UUID{First: 1}, Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Length: 1, Status: state.ReplicaComplete}}}),
+		state.PutEnd("tenant<&>", "key \"quoted\" ünï", state.Object{ClientID: state.UUID{First: 1}, Size: 1,
+			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint,
+				Length: 1, Status: state.ReplicaComplete}}}),
 		state.Remove("t", "k"),
 	}}
 }

@@ -139,7 +139,9 @@ func TestWriterWritesUpstreamRecords(t *testing.T) {
 	for _, entries := range [][]state.Entry{
 		sampleBatch().Entries,
 		{state.MountSegment(seg), state.PutRevoke("租户 ☃", "键/😀\x01\"\\"), state.Remove("", "k")},
-		{state.PutEnd("t", strings.Repeat("k", contract.MaxObjectKeySize), state.Object{ClientID: state.UUID{First: 1}, Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Length: 1, Status: state.ReplicaComplete}}})},
+		{state.PutEnd("t", strings.Repeat("k", contract.MaxObjectKeySize), state.Object{ClientID: state.UUID{First: 1},
+			Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint,
+				Length: 1, Status: state.ReplicaComplete}}})},
 	} {
 		b, err := w.Append(ctxT(t), entries)
 		require.NoError(t, err)

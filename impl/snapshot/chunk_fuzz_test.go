@@ -28,7 +28,8 @@ func sampleState(tb testing.TB, n int) *state.State {
 			tb.Fatal(err)
 		}
 	}
-	statuses := []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete, state.ReplicaRemoved, state.ReplicaFailed, state.ReplicaUndefined}
+	statuses := []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete,
+		state.ReplicaRemoved, state.ReplicaFailed, state.ReplicaUndefined}
 	for i := 0; i < n; i++ {
 		o := state.Object{ClientID: state.UUID{First: uint64(i) << 40, Second: uint64(i % 3)}, Size: uint64(100 + i), DataType: uint32(i % 4), HardPinned: i%2 == 0}
 		if i%3 == 0 {

@@ -14,7 +14,9 @@ import (
 
 func FuzzDecodeDescriptor(f *testing.F) {
 	f.Add([]byte("120|3|1700000000123"))
-	f.Add([]byte(`{"snapshot_id":"00000000000000000001-1f-0123456789abcdef","schema_version":1,"last_included_seq":1,"last_included_batch_id":1,"producer_view_version":1,"payload_checksum":"crc64nvme:AQIDBAUGBwg=","payload_size":10,"manifest_key":"p/manifest.json","object_prefix":"p","previous_snapshot_id":"","created_at_ms":1}`))
+	f.Add([]byte(`{"snapshot_id":"00000000000000000001-1f-0123456789abcdef","schema_version":1,"last_included_seq":1,` +
+		`"last_included_batch_id":1,"producer_view_version":1,"payload_checksum":"crc64nvme:AQIDBAUGBwg=","payload_size":10,` +
+		`"manifest_key":"p/manifest.json","object_prefix":"p","previous_snapshot_id":"","created_at_ms":1}`))
 	f.Add(EncodeLegacy(120, 3, 1700000000123))
 	descriptors, _ := preparedRecords(f)
 	for _, d := range descriptors {
@@ -36,7 +38,11 @@ func FuzzDecodeDescriptor(f *testing.F) {
 
 func FuzzDecodeManifest(f *testing.F) {
 	f.Add([]byte(`{"schema_version":1}`))
-	f.Add([]byte(`{"schema_version":1,"snapshot_id":"00000000000000000001-1f-0123456789abcdef","last_included_seq":1,"last_included_batch_id":1,"producer_view_version":1,"payload_checksum":"crc64nvme:AQIDBAUGBwg=","payload_size":20,"uncompressed_size":1,"object_count":1,"chunk_objects":4,"segments":{"key":"segments.bin","objects":0,"size":10,"checksum":"crc64nvme:AQIDBAUGBwg="},"chunks":[{"key":"chunks/000000.bin","objects":1,"size":10,"checksum":"crc64nvme:AQIDBAUGBwg="}]}`))
+	f.Add([]byte(`{"schema_version":1,"snapshot_id":"00000000000000000001-1f-0123456789abcdef","last_included_seq":1,` +
+		`"last_included_batch_id":1,"producer_view_version":1,"payload_checksum":"crc64nvme:AQIDBAUGBwg=","payload_size":20,` +
+		`"uncompressed_size":1,"object_count":1,"chunk_objects":4,"segments":{"key":"segments.bin","objects":0,"size":10,` +
+		`"checksum":"crc64nvme:AQIDBAUGBwg="},"chunks":[{"key":"chunks/000000.bin","objects":1,` +
+		`"size":10,"checksum":"crc64nvme:AQIDBAUGBwg="}]}`))
 	_, manifests := preparedRecords(f)
 	for _, m := range manifests {
 		f.Add(m)

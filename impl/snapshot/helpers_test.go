@@ -10,7 +10,8 @@ import (
 
 // typed reports an error that is one of the package's sentinel errors.
 func typed(err error) bool {
-	for _, e := range []error{ErrMalformed, ErrVersion, ErrTruncated, ErrOverflow, ErrChecksum, ErrCount, ErrCursorMismatch, ErrIdentity, ErrTrailing, ErrBadChecksumTag} {
+	for _, e := range []error{ErrMalformed, ErrVersion, ErrTruncated, ErrOverflow, ErrChecksum, ErrCount,
+		ErrCursorMismatch, ErrIdentity, ErrTrailing, ErrBadChecksumTag} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -35,7 +35,8 @@ var (
 	kinds = map[byte]string{kindSegments: "segments", kindObjects: "objects"}
 	// Codes are positions: new kinds and statuses are appended, never inserted.
 	replKind = []state.ReplicaKind{state.ReplicaMemory, state.ReplicaDisk, state.ReplicaNoF, state.ReplicaLocalDisk, state.ReplicaDFS}
-	replStat = []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete, state.ReplicaRemoved, state.ReplicaFailed, state.ReplicaUndefined}
+	replStat = []state.ReplicaStatus{state.ReplicaInitialized, state.ReplicaProcessing, state.ReplicaComplete,
+		state.ReplicaRemoved, state.ReplicaFailed, state.ReplicaUndefined}
 )
 
 func kindCode(k state.ReplicaKind) byte {

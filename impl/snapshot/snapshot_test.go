@@ -22,9 +22,11 @@ func buildState(t testing.TB, n int) *state.State {
 	require.NoError(t, b.AddSegment(state.Segment{Endpoint: "10.0.0.2:7000", Name: "b", Capacity: 1 << 50, Kind: state.ReplicaDisk, FilePath: "/ssd/b"}))
 	for i := 0; i < n; i++ {
 		o := state.Object{ClientID: state.UUID{First: 1, Second: 2}, Size: 4096, GroupID: "g", DataType: uint32(i % 3), HardPinned: i%7 == 0,
-			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaComplete}}}
+			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(i) * 4096,
+				Length: 4096, Status: state.ReplicaComplete}}}
 		if i%5 == 0 {
-			o.Replicas = append(o.Replicas, state.Replica{ID: 2, Kind: state.ReplicaNoF, Segment: "10.0.0.2:7000", Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaProcessing})
+			o.Replicas = append(o.Replicas, state.Replica{ID: 2, Kind: state.ReplicaNoF, Segment: "10.0.0.2:7000",
+				Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaProcessing})
 		}
 		require.NoError(t, b.AddObject(state.ObjectKey{Tenant: fmt.Sprintf("t%d", i%4/4), Key: fmt.Sprintf("key-%09d", i)}, o))
 	}

@@ -111,7 +111,8 @@ func MountSegment(seg Segment) Entry {
 // UnmountSegment builds the entry that unregisters a segment, as upstream's
 // MasterService::UnmountSegment writes it.
 func UnmountSegment(endpoint string) Entry {
-	return Entry{Op: OpSegmentUnmount, Tenant: DefaultTenant, Key: endpoint, Payload: contract.EncodeSegmentUnmountOp(contract.SegmentUnmountOp{TransportEndpoint: endpoint})}
+	return Entry{Op: OpSegmentUnmount, Tenant: DefaultTenant, Key: endpoint,
+		Payload: contract.EncodeSegmentUnmountOp(contract.SegmentUnmountOp{TransportEndpoint: endpoint})}
 }
 
 // UpdateSegment builds the entry that replaces a mounted segment's

@@ -55,7 +55,8 @@ func objectPayload(o *Object) contract.MetadataPayload {
 		case ReplicaDisk:
 			rd.Variant = contract.DiskDescriptor{FilePath: r.FilePath, ObjectSize: r.Length}
 		case ReplicaLocalDisk:
-			rd.Variant = contract.LocalDiskDescriptor{ClientID: contract.UUID{First: r.ClientID.First, Second: r.ClientID.Second}, ObjectSize: r.Length, TransportEndpoint: r.Segment}
+			rd.Variant = contract.LocalDiskDescriptor{ClientID: contract.UUID{First: r.ClientID.First,
+				Second: r.ClientID.Second}, ObjectSize: r.Length, TransportEndpoint: r.Segment}
 		case ReplicaDFS:
 			rd.Variant = contract.DistributedFSDescriptor{FilePath: r.FilePath, Offset: r.Offset, ObjectSize: r.Length, AlignedSize: r.AlignedSize, ShardIdx: r.ShardIdx}
 		}
@@ -157,7 +158,8 @@ func (d *payloadDecoder) object(payload []byte) (o *Object, decodeErr, err error
 }
 
 func segmentOp(s *Segment) contract.SegmentMountOp {
-	return contract.SegmentMountOp{SegmentName: s.Name, TransportEndpoint: s.Endpoint, Capacity: s.Capacity, IsMemorySegment: s.Kind == ReplicaMemory, FilePath: s.FilePath}
+	return contract.SegmentMountOp{SegmentName: s.Name, TransportEndpoint: s.Endpoint, Capacity: s.Capacity,
+		IsMemorySegment: s.Kind == ReplicaMemory, FilePath: s.FilePath}
 }
 
 func segmentFromOp(op contract.SegmentMountOp) Segment {

@@ -14,7 +14,9 @@ func memSeg(ep string) Segment {
 }
 
 func obj(seg string, id uint64) Object {
-	return Object{ClientID: UUID{1, 2}, Size: 4096, Replicas: []Replica{{ID: id, Kind: ReplicaMemory, Segment: seg, Offset: id * 4096, Length: 4096, Status: ReplicaComplete, Protocol: "tcp"}}}
+	return Object{ClientID: UUID{1, 2}, Size: 4096,
+		Replicas: []Replica{{ID: id, Kind: ReplicaMemory, Segment: seg, Offset: id * 4096,
+			Length: 4096, Status: ReplicaComplete, Protocol: "tcp"}}}
 }
 
 // batcher builds continuous batches.
@@ -97,7 +99,9 @@ func TestPayloadsRoundTripEveryField(t *testing.T) {
 	bad.Replicas[0].FilePath = "/x"
 	_, err = DecodeObject(PutEnd("t", "k", bad).Payload)
 	require.NoError(t, err, "the payload drops the field")
-	require.ErrorIs(t, New().Begin().Stage(Entry{Op: OpPutEnd, Tenant: "t", Key: "k", Payload: PutEnd("t", "k", Object{Size: 1, Replicas: []Replica{{Kind: "tape", Length: 1, Status: ReplicaComplete}}}).Payload}), ErrMalformed)
+	require.ErrorIs(t, New().Begin().Stage(Entry{Op: OpPutEnd, Tenant: "t", Key: "k",
+		Payload: PutEnd("t", "k", Object{Size: 1,
+			Replicas: []Replica{{Kind: "tape", Length: 1, Status: ReplicaComplete}}}).Payload}), ErrMalformed)
 }
 
 // Upstream's applier semantics (apply.go): what a standby builds from
@@ -171,11 +175,17 @@ func TestStageAdmitsWithTypedErrors(t *testing.T) {
 		{"put existing", PutEnd("t", "k", obj("s1", 2)), ErrObjectExists},
 		{"put existing under the default tenant", PutEnd("default", "k2", obj("s1", 2)), nil},
 		{"put on unmounted segment", PutEnd("t", "new", obj("nowhere", 2)), ErrSegmentNotFound},
-		{"put past capacity", PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 1 << 40, Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
-		{"put nof on a memory segment", PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaNoF, Segment: "s1", Length: 1, Status: ReplicaComplete}}}), ErrSegmentMismatch},
+		{"put past capacity", PutEnd("t", "new",
+			Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 1 << 40, Length: 1,
+				Status: ReplicaComplete}}}), ErrSegmentMismatch},
+		{"put nof on a memory segment",
+			PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaNoF, Segment: "s1", Length: 1,
+				Status: ReplicaComplete}}}), ErrSegmentMismatch},
 		{"put no replicas", PutEnd("t", "new", Object{Size: 1}), ErrMalformed},
 		{"put zero size", PutEnd("t", "new", Object{Replicas: obj("s1", 1).Replicas}), ErrMalformed},
-		{"put duplicate replica id", PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{{ID: 1, Kind: ReplicaMemory, Segment: "s1", Length: 1, Status: ReplicaComplete}, {ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 5, Length: 1, Status: ReplicaComplete}}}), ErrMalformed},
+		{"put duplicate replica id", PutEnd("t", "new", Object{Size: 1, Replicas: []Replica{
+			{ID: 1, Kind: ReplicaMemory, Segment: "s1", Length: 1, Status: ReplicaComplete},
+			{ID: 1, Kind: ReplicaMemory, Segment: "s1", Offset: 5, Length: 1, Status: ReplicaComplete}}}), ErrMalformed},
 		{"put trailing data", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: append(PutEnd("t", "n", obj("s1", 9)).Payload, 0)}, ErrMalformed},
 		{"put not struct_pack", Entry{Op: OpPutEnd, Tenant: "t", Key: "new", Payload: []byte("\x00\x01")}, ErrMalformed},
 		{"put empty payload", Entry{Op: OpPutEnd, Tenant: "t", Key: "new"}, ErrMalformed},

@@ -48,7 +48,8 @@ func BenchmarkHarnessBoot(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	record(b, benchreport.Figure{Group: "harness", Name: "boot: toxiproxy + 3 etcd + versitygw + 3 masters, to a serving primary", Value: median(full).Seconds(), Unit: "s", LowerIsBetter: true,
+	record(b, benchreport.Figure{Group: "harness", Name: "boot: toxiproxy + 3 etcd + versitygw + 3 masters, to a serving primary",
+		Value: median(full).Seconds(), Unit: "s", LowerIsBetter: true,
 		Note: fmt.Sprintf("median of %d boots %v; the baseline is a bare 3-member etcd cluster healthy (%v)", rounds, full, bare)}.
 		WithBaseline("bare 3-member etcd", median(bare).Seconds()))
 }

@@ -52,7 +52,8 @@ func (s synthetic) Objects(yield func(state.ObjectKey, state.Object) bool) {
 		// Keys ascend for any n: tenant by range, then a fixed-width index.
 		key = append(key[:0], "llm/model-7b/kv-"...)
 		key = strconv.AppendInt(key, int64(i)+1_000_000_000_000, 10)
-		reps[0] = state.Replica{ID: uint64(i)*2 + 1, Kind: state.ReplicaMemory, Segment: segs[i%synthSegments], Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}
+		reps[0] = state.Replica{ID: uint64(i)*2 + 1, Kind: state.ReplicaMemory, Segment: segs[i%synthSegments],
+			Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}
 		o := state.Object{ClientID: clients[i%8], Size: 65536, Replicas: reps[:1]}
 		if i%4 == 0 {
 			reps[1] = state.Replica{ID: uint64(i)*2 + 2, Kind: state.ReplicaNoF, Segment: disk, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}
@@ -127,7 +128,8 @@ func BenchmarkCodec(b *testing.B) {
 			b.ReportMetric(rss, "peak-RSS-MiB")
 			note := fmt.Sprintf("encode %.2fM objects/s (%.0f MB/s), decode-validate %.2fM objects/s (%.0f MB/s), %.1f bytes/object, %.1f GiB payload",
 				encRate/1e6, float64(l.Size)/1e6/enc.Seconds(), decRate/1e6, float64(l.Size)/1e6/dec.Seconds(), perObj, float64(l.Size)/(1<<30))
-			fig := benchreport.Figure{Group: "codec", Name: fmt.Sprintf("peak RSS, encode+decode of %s objects", human(n)), Value: rss, Unit: "MiB", LowerIsBetter: true, Note: note}
+			fig := benchreport.Figure{Group: "codec", Name: fmt.Sprintf("peak RSS, encode+decode of %s objects", human(n)),
+				Value: rss, Unit: "MiB", LowerIsBetter: true, Note: note}
 			if i == 0 {
 				baseRSS, baseName = rss, fmt.Sprintf("peak RSS at %s objects", human(n))
 			} else {

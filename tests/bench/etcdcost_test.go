@@ -61,11 +61,13 @@ func BenchmarkEtcdCost(b *testing.B) {
 		return c
 	}
 	small, big := measure(1000), measure(10_000)
-	record(b, benchreport.Figure{Group: "etcd", Name: "requests per publication (10k-batch OpLog)", Value: float64(big.publish), Unit: "requests", LowerIsBetter: true,
+	record(b, benchreport.Figure{Group: "etcd", Name: "requests per publication (10k-batch OpLog)",
+		Value: float64(big.publish), Unit: "requests", LowerIsBetter: true,
 		Note: fmt.Sprintf("%s (1k batches: %s)", big.pubDesc, small.pubDesc)}.
 		WithBaseline("same at 1k batches", float64(small.publish)).
 		WithTarget("constant in batch count", big.publish == small.publish))
-	record(b, benchreport.Figure{Group: "etcd", Name: fmt.Sprintf("requests per prune cycle (%d batches deleted)", big.deleted), Value: float64(big.prune), Unit: "requests", LowerIsBetter: true,
+	record(b, benchreport.Figure{Group: "etcd", Name: fmt.Sprintf("requests per prune cycle (%d batches deleted)", big.deleted),
+		Value: float64(big.prune), Unit: "requests", LowerIsBetter: true,
 		Note: fmt.Sprintf("%s; the range delete is one txn (1k batches: %s, %d deleted)", big.pruneDesc, small.pruneDesc, small.deleted)}.
 		WithBaseline(fmt.Sprintf("same at %d batches deleted", small.deleted), float64(small.prune)).
 		WithTarget("constant in batch count", big.prune == small.prune))

@@ -288,7 +288,8 @@ func BenchmarkFailover(b *testing.B) {
 		took := func(q int) time.Duration { return rounds[min(len(rounds)-1, len(rounds)*q/100)].took }
 		p50, p99 := took(50), took(99)
 		limit := failoverLease + 300*time.Millisecond
-		record(b, benchreport.Figure{Group: "failover", Name: "failover, " + kind + ": to the first acknowledged write, p99", Value: p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
+		record(b, benchreport.Figure{Group: "failover", Name: "failover, " + kind + ": to the first acknowledged write, p99",
+			Value: p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
 			Note: fmt.Sprintf("%d faults: p50 %v, p99 %v, max %v; each after a seeded random pause; 4 clients writing to the primary their 20 ms /healthz polls name",
 				len(rounds), p50.Round(time.Millisecond), p99.Round(time.Millisecond), rounds[len(rounds)-1].took.Round(time.Millisecond))}.
 			WithBaseline("leader lease TTL", failoverLease.Seconds()*1000).
@@ -325,7 +326,8 @@ func plotFailover(b *testing.B, acks *ackLog, slug, kind string, t time.Time, d 
 	b.Helper()
 	s := benchreport.Series{Group: "failover", Name: slug, XLabel: "seconds since the fault (when the write was sent)", YLabel: "ack latency (ms)",
 		Title: fmt.Sprintf("Ack latency across a failover: %s (%s), the median of %d rounds", kind, node, failoverRounds),
-		Marks: []benchreport.Mark{{X: 0, Label: "fault"}, {X: failoverLease.Seconds(), Label: "lease TTL"}, {X: d.Seconds(), Label: fmt.Sprintf("first ack %v", d.Round(time.Millisecond))}}}
+		Marks: []benchreport.Mark{{X: 0, Label: "fault"}, {X: failoverLease.Seconds(), Label: "lease TTL"},
+			{X: d.Seconds(), Label: fmt.Sprintf("first ack %v", d.Round(time.Millisecond))}}}
 	for _, a := range acks.between(t.Add(-1500*time.Millisecond), t.Add(d+1500*time.Millisecond)) {
 		s.Points = append(s.Points, benchreport.Point{X: a.sent.Sub(t).Seconds(), Y: float64(a.at.Sub(a.sent).Microseconds()) / 1000, Class: a.node})
 	}

@@ -178,7 +178,8 @@ func BenchmarkPipeline(b *testing.B) {
 				totals = append(totals, p.total.Round(time.Millisecond))
 			}
 			rawUpload, crcOnly := median(raws), median(crcs)
-			note := fmt.Sprintf("payload %.1f MiB; median of %d rounds %v (raw %v); phases of the median round: capture %v, encode %v, decode-check (alongside the encoder) %v, upload+HEAD %v, CAS %v",
+			note := fmt.Sprintf("payload %.1f MiB; median of %d rounds %v (raw %v); "+
+				"phases of the median round: capture %v, encode %v, decode-check (alongside the encoder) %v, upload+HEAD %v, CAS %v",
 				float64(size)/(1<<20), pipelineRounds, totals, roundAll(raws),
 				pub.phases["capture"], pub.phases["encode"].Round(time.Millisecond), pub.phases["decode-check"].Round(time.Millisecond),
 				pub.phases["upload+HEAD"].Round(time.Millisecond), pub.phases["CAS"].Round(time.Millisecond))
@@ -186,14 +187,18 @@ func BenchmarkPipeline(b *testing.B) {
 				LowerIsBetter: true, Note: note}.WithBaseline("raw minio-go upload", rawUpload.Seconds()).
 				WithTarget("≤ 1.5× raw upload", pub.total.Seconds() <= 1.5*rawUpload.Seconds()))
 			extra := pub.heapPeak - pub.heapBefore
-			record(b, benchreport.Figure{Group: "pipeline", Name: fmt.Sprintf("heap added by a publication at %s objects", human(n)), Value: mib(extra), Unit: "MiB", LowerIsBetter: true,
-				Note: fmt.Sprintf("peak Go heap while publishing minus the live heap before (sampled every 2 ms, garbage included); disk: a %.1f MiB work file; network: %.0f MB/s up (raw upload %.0f MB/s)",
+			record(b, benchreport.Figure{Group: "pipeline", Name: fmt.Sprintf("heap added by a publication at %s objects", human(n)),
+				Value: mib(extra), Unit: "MiB", LowerIsBetter: true,
+				Note: fmt.Sprintf("peak Go heap while publishing minus the live heap before (sampled every 2 ms, garbage included); "+
+					"disk: a %.1f MiB work file; network: %.0f MB/s up (raw upload %.0f MB/s)",
 					float64(size)/(1<<20), float64(size)/1e6/pub.phases["upload+HEAD"].Seconds(), float64(size)/1e6/rawUpload.Seconds())}.
 				WithBaseline("the live state's heap", mib(pub.heapBefore)).
 				WithTarget("no copy of the state (< 10% of it)", float64(extra) < 0.1*float64(pub.heapBefore)))
 			mbs := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }
-			record(b, benchreport.Figure{Group: "pipeline", Name: fmt.Sprintf("encode+CRC64NVME at %s objects", human(n)), Value: mbs(pub.phases["encode"]), Unit: "MB/s",
-				Note: "encode walks the capture, frames every field and hashes every byte (record body, part and whole payload)"}.WithBaseline("CRC64NVME alone", mbs(crcOnly)))
+			record(b, benchreport.Figure{Group: "pipeline", Name: fmt.Sprintf("encode+CRC64NVME at %s objects", human(n)),
+				Value: mbs(pub.phases["encode"]), Unit: "MB/s",
+				Note: "encode walks the capture, frames every field and hashes every byte " +
+					"(record body, part and whole payload)"}.WithBaseline("CRC64NVME alone", mbs(crcOnly)))
 		})
 	}
 }

@@ -99,9 +99,12 @@ func BenchmarkRecovery(b *testing.B) {
 			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			record(b, benchreport.Figure{Group: "recovery", Name: fmt.Sprintf("bootstrap from latest at %s objects", human(n)), Value: took.Seconds(), Unit: "s", LowerIsBetter: true,
-				Note: fmt.Sprintf("%.1f MiB payload read at %.0f MB/s; the restored state holds %.0f MiB of heap (%.0f bytes/object), %.0f MiB at the peak of the restore; %d GC cycles in the process so far, %.2f s of GC pauses",
-					float64(pub.layout.Size)/(1<<20), float64(pub.layout.Size)/1e6/took.Seconds(), mib(after.HeapAlloc-before), float64(after.HeapAlloc-before)/float64(n), mib(peak-before), ms.NumGC, float64(ms.PauseTotalNs)/1e9)}.
+			record(b, benchreport.Figure{Group: "recovery", Name: fmt.Sprintf("bootstrap from latest at %s objects", human(n)),
+				Value: took.Seconds(), Unit: "s", LowerIsBetter: true,
+				Note: fmt.Sprintf("%.1f MiB payload read at %.0f MB/s; the restored state holds %.0f MiB of heap (%.0f bytes/object), "+
+					"%.0f MiB at the peak of the restore; %d GC cycles in the process so far, %.2f s of GC pauses",
+					float64(pub.layout.Size)/(1<<20), float64(pub.layout.Size)/1e6/took.Seconds(), mib(after.HeapAlloc-before),
+					float64(after.HeapAlloc-before)/float64(n), mib(peak-before), ms.NumGC, float64(ms.PauseTotalNs)/1e9)}.
 				WithBaseline("raw download + decode", baseline.Seconds()).
 				WithTarget("≤ 2× raw download + decode", took.Seconds() <= 2*baseline.Seconds()))
 			runtime.KeepAlive(st)
@@ -163,7 +166,9 @@ func BenchmarkSuffixReplay(b *testing.B) {
 	var entries int
 	replay := func() time.Duration {
 		base := state.New()
-		if err := r.ScanTo(ctx, state.Cursor{}, oplog.Head{Prefix: oplog.DurablePrefix{BatchID: 1, LastSeq: synthSegments + 1}, Revision: head.Revision}, base.Apply); err != nil {
+		if err := r.ScanTo(ctx, state.Cursor{},
+			oplog.Head{Prefix: oplog.DurablePrefix{BatchID: 1, LastSeq: synthSegments + 1}, Revision: head.Revision},
+			base.Apply); err != nil {
 			b.Fatal(err)
 		}
 		runtime.GC()
@@ -195,7 +200,8 @@ func BenchmarkSuffixReplay(b *testing.B) {
 	bps := float64(batches-1) / took.Seconds()
 	ratio := bps / (float64(batches-1) / raw.Seconds())
 	record(b, benchreport.Figure{Group: "replay", Name: fmt.Sprintf("suffix replay of %dk batches", batches/1000), Value: bps, Unit: "batches/s",
-		Note: fmt.Sprintf("%.0f entries/s (%d entries per batch); median of %d rounds %v, raw reads %v; the baseline reads the same keys at the same page size (%d) and decodes nothing",
+		Note: fmt.Sprintf("%.0f entries/s (%d entries per batch); median of %d rounds %v, raw reads %v; the baseline "+
+			"reads the same keys at the same page size (%d) and decodes nothing",
 			float64(entries)/took.Seconds(), entriesPerBatch, rounds, replays, raws, page)}.
 		WithBaseline("raw paged range read", float64(batches-1)/raw.Seconds()).
 		WithTarget("≥ 0.5× raw paged range read", ratio >= 0.5))

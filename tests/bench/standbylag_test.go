@@ -101,11 +101,13 @@ func BenchmarkStandbyLag(b *testing.B) {
 	first, last := steady[0], steady[len(steady)-1]
 	commitRate := float64(last.durable-first.durable) / last.at.Sub(first.at).Seconds()
 	pct := func(n int, q int) int { return min(n-1, n*q/100) }
-	record(b, benchreport.Figure{Group: "lag", Name: "standby lag under 64 clients, p99", Value: float64(lagB[pct(len(lagB), 99)]), Unit: "batches", LowerIsBetter: true,
+	record(b, benchreport.Figure{Group: "lag", Name: "standby lag under 64 clients, p99",
+		Value: float64(lagB[pct(len(lagB), 99)]), Unit: "batches", LowerIsBetter: true,
 		Note: fmt.Sprintf("%d readings over %v: p50 %d, p99 %d, max %d batches; in time p50 %v, p99 %v; the primary committed %.0f batches/s",
 			len(steady), last.at.Sub(first.at).Round(time.Millisecond), lagB[len(lagB)/2], lagB[pct(len(lagB), 99)], lagB[len(lagB)-1],
 			lagT[len(lagT)/2].Round(time.Millisecond), lagT[pct(len(lagT), 99)].Round(time.Millisecond), commitRate)})
-	record(b, benchreport.Figure{Group: "lag", Name: "standby lag under 64 clients, p99 in time", Value: lagT[pct(len(lagT), 99)].Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
+	record(b, benchreport.Figure{Group: "lag", Name: "standby lag under 64 clients, p99 in time",
+		Value: lagT[pct(len(lagT), 99)].Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
 		Note: fmt.Sprintf("since the oldest batch the standby had not applied was first read durable; resolution one reading (%v apart on average)",
 			(last.at.Sub(first.at) / time.Duration(len(steady)-1)).Round(time.Millisecond))})
 
@@ -137,7 +139,8 @@ func BenchmarkStandbyLag(b *testing.B) {
 	end := catch[len(catch)-1]
 	applyRate := float64(end.applied-before.applied) / end.at.Sub(resumed).Seconds()
 	record(b, benchreport.Figure{Group: "lag", Name: "standby catch-up after a 3 s freeze: apply rate", Value: applyRate, Unit: "batches/s",
-		Note: fmt.Sprintf("a %d-batch backlog (to batch %d) applied in %v while the load went on", backlog, before.durable, end.at.Sub(resumed).Round(time.Millisecond))}.
+		Note: fmt.Sprintf("a %d-batch backlog (to batch %d) applied in %v while the load went on", backlog, before.durable,
+			end.at.Sub(resumed).Round(time.Millisecond))}.
 		WithBaseline("the primary's commit rate", commitRate).
 		WithTarget("≥ 2× the commit rate", applyRate >= 2*commitRate))
 }

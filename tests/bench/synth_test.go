@@ -33,9 +33,11 @@ func synthKey(buf []byte, i int) []byte {
 
 func synthObject(i int) state.Object {
 	seg := synthSegment(i % synthSegments)
-	reps := []state.Replica{{ID: uint64(i)*2 + 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}}
+	reps := []state.Replica{{ID: uint64(i)*2 + 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint,
+		Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete}}
 	if i%4 == 0 {
-		reps = append(reps, state.Replica{ID: uint64(i)*2 + 2, Kind: state.ReplicaNoF, Segment: synthDisk().Endpoint, Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete})
+		reps = append(reps, state.Replica{ID: uint64(i)*2 + 2, Kind: state.ReplicaNoF, Segment: synthDisk().Endpoint,
+			Offset: uint64(i) * 65536, Length: 65536, Status: state.ReplicaComplete})
 	}
 	return state.Object{ClientID: state.UUID{Second: uint64(i % 8)}, Size: 65536, Replicas: reps}
 }

@@ -121,12 +121,15 @@ func BenchmarkWritePath(b *testing.B) {
 		rawEntries := raw.rate * perBatch
 		name := fmt.Sprintf("write path, %d clients: acknowledged mutations/s", lv.clients)
 		tput := benchreport.Figure{Group: "write", Name: name, Value: master.rate, Unit: "ops/s",
-			Note: fmt.Sprintf("%d puts of 4 KiB objects in %v; %d batches, %.1f entries per batch; baseline: the same %d records as plain etcd txns by %d writers (%.0f txn/s × %.1f entries); "+
+			Note: fmt.Sprintf("%d puts of 4 KiB objects in %v; %d batches, %.1f entries per batch; "+
+				"baseline: the same %d records as plain etcd txns by %d writers (%.0f txn/s × %.1f entries); "+
 				"the same records one after another by one writer (the protocol's one append in flight): %.0f entries/s",
 				master.n, master.elapsed.Round(time.Millisecond), len(records), perBatch, len(records), lv.clients, raw.rate, perBatch, serial.rate*perBatch)}.
 			WithBaseline("raw etcd txns of the same records", rawEntries)
-		lat := benchreport.Figure{Group: "write", Name: fmt.Sprintf("write path, %d clients: ack latency p99", lv.clients), Value: master.p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
-			Note: fmt.Sprintf("p50 %v, p99 %v; raw txn p50 %v, p99 %v", master.p50.Round(time.Microsecond), master.p99.Round(time.Microsecond), raw.p50.Round(time.Microsecond), raw.p99.Round(time.Microsecond))}.
+		lat := benchreport.Figure{Group: "write", Name: fmt.Sprintf("write path, %d clients: ack latency p99", lv.clients),
+			Value: master.p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
+			Note: fmt.Sprintf("p50 %v, p99 %v; raw txn p50 %v, p99 %v", master.p50.Round(time.Microsecond),
+				master.p99.Round(time.Microsecond), raw.p50.Round(time.Microsecond), raw.p99.Round(time.Microsecond))}.
 			WithBaseline("raw etcd txn p99", raw.p99.Seconds()*1000)
 		if lv.clients == 64 {
 			tput = tput.WithTarget("≥ 0.8× raw", tput.Ratio >= 0.8)

@@ -109,7 +109,8 @@ func (wd *world) puts(n int) {
 		k := wd.n
 		wd.mu.Unlock()
 		wd.appendBatch(state.PutEnd("t", fmt.Sprintf("k%06d", k), state.Object{ClientID: state.UUID{First: 1}, Size: 4096,
-			Replicas: []state.Replica{{ID: uint64(k), Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(k) * 4096, Length: 4096, Status: state.ReplicaComplete}}}))
+			Replicas: []state.Replica{{ID: uint64(k), Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000",
+				Offset: uint64(k) * 4096, Length: 4096, Status: state.ReplicaComplete}}}))
 	}
 }
 

@@ -29,7 +29,8 @@ func TestGCAbortsUnfinishedUploads(t *testing.T) {
 	require.NoError(t, err)
 	u, err := url.Parse(cfg.Endpoint)
 	require.NoError(t, err)
-	core, err := minio.NewCore(u.Host, &minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""), BucketLookup: minio.BucketLookupPath, Transport: cfg.Transport})
+	core, err := minio.NewCore(u.Host, &minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+		BucketLookup: minio.BucketLookupPath, Transport: cfg.Transport})
 	require.NoError(t, err)
 	start := func(batch uint64) string {
 		key := path.Join(storePrefix, snapshot.NewID(batch, 0x99).String(), snapshot.ChunkObject(0))

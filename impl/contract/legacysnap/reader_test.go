@@ -22,7 +22,8 @@ var errByName = map[string]error{
 
 func TestIDs(t *testing.T) {
 	require.NoError(t, legacysnap.CheckID("20260620_143012_007"))
-	for _, bad := range []string{"", "latest", "20261340_143012_007", "20260620_143012_7", "20260620-143012-007", "../20260620_143012_007", "20260620_143012_007/x"} {
+	for _, bad := range []string{"", "latest", "20261340_143012_007", "20260620_143012_7", "20260620-143012-007",
+		"../20260620_143012_007", "20260620_143012_007/x"} {
 		require.ErrorIs(t, legacysnap.CheckID(bad), legacysnap.ErrID, bad)
 	}
 	require.Equal(t, "20260620_143012_007", legacysnap.IDAt(time.Date(2026, 6, 20, 14, 30, 12, 7_400_000, time.UTC)))
@@ -62,12 +63,14 @@ func TestTextFiles(t *testing.T) {
 	const id = "20260620_143012_007"
 	require.Equal(t, "messagepack|1.0.0|"+id, legacysnap.ManifestFor(id))
 	require.NoError(t, legacysnap.CheckManifest(id, []byte("messagepack|1.0.0|"+id+"\n")))
-	for _, bad := range []string{"", "messagepack|1.0.0|20260620_143012_008", "struct_pack|1.0.0|" + id, "messagepack|2.0.0|" + id, "messagepack|1.0.0|" + id + "|x"} {
+	for _, bad := range []string{"", "messagepack|1.0.0|20260620_143012_008", "struct_pack|1.0.0|" + id,
+		"messagepack|2.0.0|" + id, "messagepack|1.0.0|" + id + "|x"} {
 		require.ErrorIs(t, legacysnap.CheckManifest(id, []byte(bad)), legacysnap.ErrManifest, "%q", bad)
 	}
 }
 
-var variantSpec = legacyfixture.SnapshotSpec{Taken: time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC), Seq: 10, View: 1, Segments: 2, Objects: 30, Seed: 9, Runtime: true}
+var variantSpec = legacyfixture.SnapshotSpec{Taken: time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC), Seq: 10,
+	View: 1, Segments: 2, Objects: 30, Seed: 9, Runtime: true}
 
 // variant writes one snapshot of variantSpec after edit changed its
 // content, then lets damage change its files, and reads it.
@@ -129,27 +132,46 @@ func TestBrokenSnapshots(t *testing.T) {
 	cases := []damageCase{
 		{name: "descriptor missing", damage: write(t, legacysnap.DescriptorObject, nil), want: legacysnap.ErrNotFound, says: "descriptor.txt"},
 		{name: "metadata missing", damage: write(t, legacysnap.MetadataObject, nil), want: legacysnap.ErrNotFound, says: "/metadata"},
-		{name: "task_manager missing (upstream's restore requires it)", damage: write(t, legacysnap.TaskManagerObject, nil), want: legacysnap.ErrNotFound, says: "task_manager"},
-		{name: "schema-v1 JSON descriptor", damage: write(t, legacysnap.DescriptorObject, []byte(`{"schema_version":1}`)), want: legacysnap.ErrDescriptor, says: "descriptor.txt"},
+		{name: "task_manager missing (upstream's restore requires it)", damage: write(t, legacysnap.TaskManagerObject, nil),
+			want: legacysnap.ErrNotFound, says: "task_manager"},
+		{name: "schema-v1 JSON descriptor", damage: write(t, legacysnap.DescriptorObject, []byte(`{"schema_version":1}`)),
+			want: legacysnap.ErrDescriptor, says: "descriptor.txt"},
 		{name: "descriptor with two fields", damage: write(t, legacysnap.DescriptorObject, []byte("10|1")), want: legacysnap.ErrDescriptor},
 		{name: "descriptor overflow", damage: write(t, legacysnap.DescriptorObject, []byte("99999999999999999999999|1|5")), want: legacysnap.ErrDescriptor},
-		{name: "manifest of another serializer", damage: write(t, legacysnap.ManifestObject, []byte("struct_pack|1.0.0|20260102_030405_006")), want: legacysnap.ErrManifest, says: "manifest.txt"},
-		{name: "manifest of another version", damage: write(t, legacysnap.ManifestObject, []byte("messagepack|2.0.0|20260102_030405_006")), want: legacysnap.ErrManifest},
+		{name: "manifest of another serializer", damage: write(t, legacysnap.ManifestObject,
+			[]byte("struct_pack|1.0.0|20260102_030405_006")), want: legacysnap.ErrManifest, says: "manifest.txt"},
+		{name: "manifest of another version", damage: write(t, legacysnap.ManifestObject,
+			[]byte("messagepack|2.0.0|20260102_030405_006")), want: legacysnap.ErrManifest},
 		{name: "segments empty file", damage: write(t, legacysnap.SegmentsObject, []byte{}), want: legacysnap.ErrTruncated, says: "segments"},
 		{name: "segments not zstd", damage: write(t, legacysnap.SegmentsObject, []byte("not a zstd frame at all")), want: legacysnap.ErrMalformed, says: "segments"},
 		{name: "segments frame cut", damage: edit(t, legacysnap.SegmentsObject, func(b []byte) []byte { return b[:len(b)/2] }), want: legacysnap.ErrTruncated},
-		{name: "segments frame without its content size", damage: write(t, legacysnap.SegmentsObject, plainFrame(t, []byte{0x80})), want: legacysnap.ErrMalformed, says: "no content size"},
-		{name: "segments frame followed by another", damage: edit(t, legacysnap.SegmentsObject, func(b []byte) []byte { return append(b, b...) }), want: legacysnap.ErrMalformed},
-		{name: "segments of the cachelib allocator", damage: write(t, legacysnap.SegmentsObject, frameOf(t, map[string]any{"ma": 0, "an": []string{}, "ms": map[string]any{}, "cs": map[string]any{}})), want: legacysnap.ErrMalformed, says: `"ma"`},
-		{name: "segments without client map", damage: write(t, legacysnap.SegmentsObject, frameOf(t, map[string]any{"ma": 1, "an": []string{}, "ms": map[string]any{}})), want: legacysnap.ErrMalformed, says: `no "cs"`},
-		{name: "segments with an unknown key", damage: write(t, legacysnap.SegmentsObject, frameOf(t, map[string]any{"ma": 1, "an": []string{}, "ms": map[string]any{}, "cs": map[string]any{}, "nof": 1})), want: legacysnap.ErrMalformed, says: "unknown key"},
-		{name: "task_manager not an array", damage: write(t, legacysnap.TaskManagerObject, frameOf(t, map[string]any{})), want: legacysnap.ErrMalformed, says: "task_manager"},
-		{name: "task of 7 fields", damage: write(t, legacysnap.TaskManagerObject, frameOf(t, []any{[]any{"1-2", 0, 0, "{}", 1, 1, ""}})), want: legacysnap.ErrMalformed, says: "task 0"},
-		{name: "metadata with trailing bytes", damage: edit(t, legacysnap.MetadataObject, func(b []byte) []byte { return append(b, 0xc0) }), want: legacysnap.ErrMalformed, says: "more bytes"},
+		{name: "segments frame without its content size", damage: write(t, legacysnap.SegmentsObject,
+			plainFrame(t, []byte{0x80})), want: legacysnap.ErrMalformed, says: "no content size"},
+		{name: "segments frame followed by another", damage: edit(t, legacysnap.SegmentsObject,
+			func(b []byte) []byte { return append(b, b...) }), want: legacysnap.ErrMalformed},
+		{name: "segments of the cachelib allocator", damage: write(t, legacysnap.SegmentsObject,
+			frameOf(t, map[string]any{"ma": 0, "an": []string{}, "ms": map[string]any{}, "cs": map[string]any{}})),
+			want: legacysnap.ErrMalformed, says: `"ma"`},
+		{name: "segments without client map", damage: write(t, legacysnap.SegmentsObject,
+			frameOf(t, map[string]any{"ma": 1, "an": []string{}, "ms": map[string]any{}})),
+			want: legacysnap.ErrMalformed, says: `no "cs"`},
+		{name: "segments with an unknown key", damage: write(t, legacysnap.SegmentsObject,
+			frameOf(t, map[string]any{"ma": 1, "an": []string{}, "ms": map[string]any{}, "cs": map[string]any{}, "nof": 1})),
+			want: legacysnap.ErrMalformed, says: "unknown key"},
+		{name: "task_manager not an array", damage: write(t, legacysnap.TaskManagerObject, frameOf(t, map[string]any{})),
+			want: legacysnap.ErrMalformed, says: "task_manager"},
+		{name: "task of 7 fields", damage: write(t, legacysnap.TaskManagerObject,
+			frameOf(t, []any{[]any{"1-2", 0, 0, "{}", 1, 1, ""}})), want: legacysnap.ErrMalformed, says: "task 0"},
+		{name: "metadata with trailing bytes", damage: edit(t, legacysnap.MetadataObject,
+			func(b []byte) []byte { return append(b, 0xc0) }), want: legacysnap.ErrMalformed, says: "more bytes"},
 		{name: "metadata cut", damage: edit(t, legacysnap.MetadataObject, func(b []byte) []byte { return b[:len(b)-3] }), want: legacysnap.ErrTruncated},
 		{name: "metadata not a map", damage: write(t, legacysnap.MetadataObject, []byte{0x90}), want: legacysnap.ErrMalformed, says: "want a map"},
-		{name: "metadata with an unknown key", damage: write(t, legacysnap.MetadataObject, msgpackOf(t, map[string]any{"shards": map[string]any{}, "discarded_replicas": []any{}, "replica_next_id": 1, "version": 2})), want: legacysnap.ErrMalformed, says: "unknown key"},
-		{name: "metadata without replica_next_id", damage: write(t, legacysnap.MetadataObject, msgpackOf(t, map[string]any{"shards": map[string]any{}, "discarded_replicas": []any{}})), want: legacysnap.ErrMalformed, says: `no "replica_next_id"`},
+		{name: "metadata with an unknown key", damage: write(t, legacysnap.MetadataObject,
+			msgpackOf(t, map[string]any{"shards": map[string]any{}, "discarded_replicas": []any{}, "replica_next_id": 1,
+				"version": 2})), want: legacysnap.ErrMalformed, says: "unknown key"},
+		{name: "metadata without replica_next_id", damage: write(t, legacysnap.MetadataObject,
+			msgpackOf(t, map[string]any{"shards": map[string]any{}, "discarded_replicas": []any{}})),
+			want: legacysnap.ErrMalformed, says: `no "replica_next_id"`},
 		{name: "shard index beyond 1023", edit: func(d *legacysnap.Decoded) { d.Objects[0].Shard = 1024 }, want: legacysnap.ErrMalformed, says: "out of range"},
 		{name: "replica of an unknown type", edit: func(d *legacysnap.Decoded) {
 			d.Objects[2].Replicas[0].Type = 3
@@ -243,7 +265,8 @@ func TestHugeLengthHeadersAreTruncation(t *testing.T) {
 	const id = "20260620_143012_007"
 	dir := filepath.Join(fixtures, "small", legacysnap.SnapshotRootBase, "mooncake_cluster", id)
 	files := map[string][]byte{}
-	for _, name := range []string{legacysnap.DescriptorObject, legacysnap.ManifestObject, legacysnap.SegmentsObject, legacysnap.MetadataObject, legacysnap.TaskManagerObject} {
+	for _, name := range []string{legacysnap.DescriptorObject, legacysnap.ManifestObject, legacysnap.SegmentsObject,
+		legacysnap.MetadataObject, legacysnap.TaskManagerObject} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		files[name] = data

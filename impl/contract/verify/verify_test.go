@@ -159,34 +159,47 @@ func TestEveryViolationIsNamed(t *testing.T) {
 			n.put(n.ks.Batch(5), strings.Replace(v, `"k1"`, `"k9"`, 1))
 		}, func(ks contract.Keyspace) string { return ks.Batch(5) }, "checksum mismatch"},
 		{"not json", func(n *ns) { n.put(n.ks.Batch(4), "garbage") }, func(ks contract.Keyspace) string { return ks.Batch(4) }, "batch record rejected: malformed"},
-		{"id mismatch", func(n *ns) { n.put(n.ks.Batch(4), batchRecord(t, 40, 7)) }, func(ks contract.Keyspace) string { return ks.Batch(4) }, "record says batch 40"},
+		{"id mismatch", func(n *ns) { n.put(n.ks.Batch(4), batchRecord(t, 40, 7)) },
+			func(ks contract.Keyspace) string { return ks.Batch(4) }, "record says batch 40"},
 		{"gap above the floor", func(n *ns) { n.del(n.ks.Batch(4)) }, func(ks contract.Keyspace) string { return ks.Batch(4) }, "batch 4 is missing"},
 		{"gap at the floor's edge", func(n *ns) { n.del(n.ks.Batch(3)) }, func(ks contract.Keyspace) string { return ks.Batch(3) }, "batch 3 is missing"},
-		{"seq discontinuity", func(n *ns) { n.put(n.ks.Batch(4), batchRecord(t, 4, 8)) }, func(ks contract.Keyspace) string { return ks.Batch(4) }, "first_seq 8 does not follow batch 3's last_seq 6"},
+		{"seq discontinuity", func(n *ns) { n.put(n.ks.Batch(4), batchRecord(t, 4, 8)) },
+			func(ks contract.Keyspace) string { return ks.Batch(4) }, "first_seq 8 does not follow batch 3's last_seq 6"},
 		{"terminal missing", func(n *ns) { n.del(n.ks.Batch(6)) }, func(ks contract.Keyspace) string { return ks.Batch(6) }, "terminal batch 6 is missing"},
 		{"terminal seq", func(n *ns) {
 			n.put(n.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 6, LastSeq: 13})))
 		}, func(ks contract.Keyspace) string { return ks.Batch(6) }, "ends at seq 12, the prefix says 13"},
-		{"beyond the prefix", func(n *ns) { n.put(n.ks.Batch(7), batchRecord(t, 7, 13)) }, func(ks contract.Keyspace) string { return ks.Batch(7) }, "beyond the durable prefix 6"},
-		{"prefix absent", func(n *ns) { n.del(n.ks.DurablePrefix()) }, func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "absent while 4 batch keys exist"},
+		{"beyond the prefix", func(n *ns) { n.put(n.ks.Batch(7), batchRecord(t, 7, 13)) },
+			func(ks contract.Keyspace) string { return ks.Batch(7) }, "beyond the durable prefix 6"},
+		{"prefix absent", func(n *ns) { n.del(n.ks.DurablePrefix()) },
+			func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "absent while 4 batch keys exist"},
 		{"zero prefix", func(n *ns) {
 			n.put(n.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{})))
 		}, func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "zero durable prefix while 4 batch keys exist"},
-		{"prefix half zero", func(n *ns) { n.put(n.ks.DurablePrefix(), `{"batch_id":6,"last_seq":0,"schema_version":1}`) }, func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "both zero or neither"},
+		{"prefix half zero", func(n *ns) { n.put(n.ks.DurablePrefix(), `{"batch_id":6,"last_seq":0,"schema_version":1}`) },
+			func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "both zero or neither"},
 		{"prefix garbage", func(n *ns) { n.put(n.ks.DurablePrefix(), `[]`) }, func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "does not decode"},
 		{"view garbage", func(n *ns) { n.put(n.ks.ProducerView(), "01") }, func(ks contract.Keyspace) string { return ks.ProducerView() }, "does not decode"},
-		{"view absent beside snapshots", func(n *ns) { n.del(n.ks.ProducerView()) }, func(ks contract.Keyspace) string { return ks.ProducerView() }, "absent while snapshot keys exist"},
-		{"floor garbage", func(n *ns) { n.put(n.ks.CompactionFloor(), `{"batch_id":2}`) }, func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "does not decode"},
-		{"floor above the fallback", func(n *ns) { n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 3}.Encode())) }, func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "above the fallback snapshot's batch 2"},
-		{"floor above the prefix", func(n *ns) { n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 9}.Encode())) }, func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "above the durable prefix 6"},
-		{"floor without pointers", func(n *ns) { n.del(n.ks.SnapshotLatest()); n.del(n.ks.SnapshotFallback()) }, func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "no readable snapshot pointer"},
-		{"pointer garbage", func(n *ns) { n.put(n.ks.SnapshotFallback(), "{}") }, func(ks contract.Keyspace) string { return ks.SnapshotFallback() }, "does not decode"},
+		{"view absent beside snapshots", func(n *ns) { n.del(n.ks.ProducerView()) },
+			func(ks contract.Keyspace) string { return ks.ProducerView() }, "absent while snapshot keys exist"},
+		{"floor garbage", func(n *ns) { n.put(n.ks.CompactionFloor(), `{"batch_id":2}`) },
+			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "does not decode"},
+		{"floor above the fallback",
+			func(n *ns) { n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 3}.Encode())) },
+			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "above the fallback snapshot's batch 2"},
+		{"floor above the prefix", func(n *ns) { n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 9}.Encode())) },
+			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "above the durable prefix 6"},
+		{"floor without pointers", func(n *ns) { n.del(n.ks.SnapshotLatest()); n.del(n.ks.SnapshotFallback()) },
+			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "no readable snapshot pointer"},
+		{"pointer garbage", func(n *ns) { n.put(n.ks.SnapshotFallback(), "{}") },
+			func(ks contract.Keyspace) string { return ks.SnapshotFallback() }, "does not decode"},
 		{"pointers out of order", func(n *ns) {
 			l, f := n.snapshot(4), n.snapshot(5)
 			n.pointer(n.ks.SnapshotLatest(), l)
 			n.pointer(n.ks.SnapshotFallback(), f)
 		}, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "older than fallback"},
-		{"pointer beyond the prefix", func(n *ns) { n.pointer(n.ks.SnapshotLatest(), n.snapshot(8)) }, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "beyond the durable prefix 6"},
+		{"pointer beyond the prefix", func(n *ns) { n.pointer(n.ks.SnapshotLatest(), n.snapshot(8)) },
+			func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "beyond the durable prefix 6"},
 		{"pointer seq", func(n *ns) {
 			p := n.snapshot(4)
 			p.LastIncludedSeq = 7
@@ -222,7 +235,8 @@ func TestEveryViolationIsNamed(t *testing.T) {
 		}, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "does not verify"},
 		{"snapshot objects gone", func(n *ns) { require.NoError(t, os.RemoveAll(filepath.Join(n.st.Root, "snaps"))) },
 			func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "does not verify"},
-		{"not a batch key", func(n *ns) { n.put(n.ks.BatchPrefix()+"12", batchRecord(t, 12, 1)) }, func(ks contract.Keyspace) string { return ks.BatchPrefix() + "12" }, "not a batch record key"},
+		{"not a batch key", func(n *ns) { n.put(n.ks.BatchPrefix()+"12", batchRecord(t, 12, 1)) },
+			func(ks contract.Keyspace) string { return ks.BatchPrefix() + "12" }, "not a batch record key"},
 		{"first batch late", func(n *ns) {
 			n.put(n.ks.Batch(1), batchRecord(t, 1, 7))
 			n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 0}.Encode()))
@@ -231,8 +245,10 @@ func TestEveryViolationIsNamed(t *testing.T) {
 			n.put(n.ks.LegacyImport(), "{}")
 			n.put(n.ks.Batch(1), batchRecord(t, 1, 1))
 		}, func(ks contract.Keyspace) string { return ks.Batch(1) }, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry"},
-		{"legacy entry key", func(n *ns) { n.put(n.ks.Root()+"/00000000000000000001", "x") }, func(ks contract.Keyspace) string { return ks.Root() + "/00000000000000000001" }, "legacy per-entry OpLog key"},
-		{"legacy latest key", func(n *ns) { n.put(n.ks.Root()+"/latest", "x") }, func(ks contract.Keyspace) string { return ks.Root() + "/latest" }, "legacy per-entry OpLog key"},
+		{"legacy entry key", func(n *ns) { n.put(n.ks.Root()+"/00000000000000000001", "x") },
+			func(ks contract.Keyspace) string { return ks.Root() + "/00000000000000000001" }, "legacy per-entry OpLog key"},
+		{"legacy latest key", func(n *ns) { n.put(n.ks.Root()+"/latest", "x") },
+			func(ks contract.Keyspace) string { return ks.Root() + "/latest" }, "legacy per-entry OpLog key"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -276,7 +292,8 @@ func TestImportBatchOne(t *testing.T) {
 	n.put(n.ks.LegacyImport(), "{}")
 	require.Empty(t, n.verify().Violations)
 	n.del(n.ks.LegacyImport())
-	require.Equal(t, []Violation{{Key: n.ks.Batch(1), Reason: "the first batch starts at seq 5000, not 1 (only a legacy import's batch 1 may start later)"}}, n.verify().Violations)
+	require.Equal(t, []Violation{{Key: n.ks.Batch(1), Reason: "the first batch starts at seq 5000, not 1 (only a " +
+		"legacy import's batch 1 may start later)"}}, n.verify().Violations)
 }
 
 // Unknown keys are listed, not judged.
