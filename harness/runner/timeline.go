@@ -20,46 +20,36 @@ type timeline struct {
 }
 
 func (t *timeline) add(kind, name, target, detail string, ok bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := audit.Event{At: int64(time.Since(t.start)), Kind: kind, Name: name, Target: target, Detail: detail, OK: ok}
-	t.events = append(t.events, e)
-	switch kind {
-	case "role":
-		t.last = fmt.Sprintf("%s %s", target, detail)
-	case "fault", "heal":
-		t.last = fmt.Sprintf("%s %s %s", kind, name, target)
-	}
+	t.push(audit.Event{Kind: kind, Name: name, Target: target, Detail: detail, OK: ok})
 }
 
-// addRevisions records a successful fault that wrote etcd revisions itself.
-func (t *timeline) addRevisions(kind, name, target, detail string, revs []int64) {
-	t.add(kind, name, target, detail, true)
-	if len(revs) > 0 {
-		t.mu.Lock()
-		t.events[len(t.events)-1].Revisions = revs
-		t.mu.Unlock()
+// push stamps e with the time since the run's start and appends it, in one
+// critical section, so no event another goroutine records lands between an
+// event and its fields.
+func (t *timeline) push(e audit.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.At = int64(time.Since(t.start))
+	t.events = append(t.events, e)
+	switch e.Kind {
+	case "role":
+		t.last = fmt.Sprintf("%s %s", e.Target, e.Detail)
+	case "fault", "heal":
+		t.last = fmt.Sprintf("%s %s %s", e.Kind, e.Name, e.Target)
 	}
 }
 
 // addHeal records a heal with the revisions it wrote; settle marks one the
 // runner made after the steps.
 func (t *timeline) addHeal(name, target, detail string, ok bool, revs []int64, settle bool) {
-	t.add("heal", name, target, detail, ok)
-	t.mu.Lock()
-	e := &t.events[len(t.events)-1]
-	e.Revisions, e.Settle = revs, settle
-	t.mu.Unlock()
+	t.push(audit.Event{Kind: "heal", Name: name, Target: target, Detail: detail, OK: ok, Revisions: revs, Settle: settle})
 }
 
 // addFault records a fault that took effect, with what it wrote into etcd
 // and which snapshots it damaged.
 func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected, anchor *audit.Anchor) {
-	t.add(kind, name, target, detail, true)
-	t.mu.Lock()
-	e := &t.events[len(t.events)-1]
-	e.Revisions, e.Corrupted, e.EtcdRevision, e.Anchor = in.Revisions, in.Corrupted, in.AtRevision, anchor
-	t.mu.Unlock()
+	t.push(audit.Event{Kind: kind, Name: name, Target: target, Detail: detail, OK: true,
+		Revisions: in.Revisions, Corrupted: in.Corrupted, EtcdRevision: in.AtRevision, Anchor: anchor})
 }
 
 func (t *timeline) lastEvent() string {
