@@ -25,7 +25,7 @@ type Server struct {
 	client *toxiproxy.Client
 
 	host string // where the proxies listen
-	// freePort draws a listen port for a new proxy (nil: ports.Free).
+	// freePort draws a listen port for a new proxy (freePort; a test's own).
 	freePort func() (int, error)
 	mu       sync.Mutex
 	links    map[string]*Link
@@ -45,7 +45,7 @@ func Start(ctx context.Context, group *proc.Group, binary, dir string, seed int6
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{API: api, host: host, client: toxiproxy.NewClient(api), links: map[string]*Link{}}
+	s := &Server{API: api, host: host, client: toxiproxy.NewClient(api), links: map[string]*Link{}, freePort: freePort}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if _, err := s.client.Version(); err == nil {
@@ -56,6 +56,15 @@ func Start(ctx context.Context, group *proc.Group, binary, dir string, seed int6
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// freePort draws one port from ports.Free.
+func freePort() (int, error) {
+	ps, err := ports.Free(1)
+	if err != nil {
+		return 0, err
+	}
+	return ps[0], nil
 }
 
 // addAttempts bounds the ports Add tries for one proxy.
@@ -76,22 +85,12 @@ type Link struct {
 // proxy refused with "address already in use" is created again on another
 // port (up to addAttempts in all), so such a race costs a retry, not a run.
 func (s *Server) Add(name, upstream string) (*Link, error) {
-	free := s.freePort
-	if free == nil {
-		free = func() (int, error) {
-			ps, err := ports.Free(1)
-			if err != nil {
-				return 0, err
-			}
-			return ps[0], nil
-		}
-	}
 	var (
 		p      *toxiproxy.Proxy
 		listen string
 	)
 	for attempt := 1; ; attempt++ {
-		port, err := free()
+		port, err := s.freePort()
 		if err != nil {
 			return nil, err
 		}
