@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/OneOfOne/xxhash"
+
+	"github.com/oplogha/oplogha/impl/contract/jsoncpp"
 )
 
 // BatchSchemaVersion is the first element of every batch record
@@ -183,8 +185,8 @@ const RecordOverhead = 3 + 3*21 + 2 + 12
 func (e *Entry) EncodedLen() int {
 	var scratch [64]byte
 	n := 1 + len(strconv.AppendUint(scratch[:0], uint64(e.Op), 10)) + 1
-	n += len(appendJSONString(scratch[:0], e.Tenant)) + 1
-	n += len(appendJSONString(scratch[:0], e.Key)) + 1
+	n += len(jsoncpp.AppendString(scratch[:0], e.Tenant)) + 1
+	n += len(jsoncpp.AppendString(scratch[:0], e.Key)) + 1
 	return n + 2 + base64.StdEncoding.EncodedLen(len(e.Payload)) + 1
 }
 
@@ -221,9 +223,9 @@ func EncodeBatch(b Batch) ([]byte, error) {
 		out = append(out, '[')
 		out = strconv.AppendUint(out, uint64(e.Op), 10)
 		out = append(out, ',')
-		out = appendJSONString(out, e.Tenant)
+		out = jsoncpp.AppendString(out, e.Tenant)
 		out = append(out, ',')
-		out = appendJSONString(out, e.Key)
+		out = jsoncpp.AppendString(out, e.Key)
 		out = append(out, ',', '"')
 		out = base64.StdEncoding.AppendEncode(out, e.Payload)
 		out = append(out, '"', ']')

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/OneOfOne/xxhash"
+
+	"github.com/oplogha/oplogha/impl/contract/jsoncpp"
 )
 
 // DecodeBatch decodes a batch record value as upstream's
@@ -81,54 +83,54 @@ func (bb *BatchBlocks[E]) Reset() {
 // decodeGeneralBatch decodes through the general JSON parser and upstream's
 // checks, in upstream's order.
 func decodeGeneralBatch(data []byte) (Batch, error) {
-	root, doc, perr := parseJSON(data)
+	root, doc, perr := jsoncpp.Parse(data)
 	if perr != nil {
-		return Batch{}, newError(ErrMalformed, perr.reason(doc))
+		return Batch{}, newError(ErrMalformed, perr.Reason(doc))
 	}
-	if root.kind != jsonArray || len(root.arr) != 6 {
+	if root.Kind != jsoncpp.Array || len(root.Arr) != 6 {
 		return Batch{}, newError(ErrMalformed, reasonSixElements)
 	}
-	f := root.arr
-	if !f[0].isUInt() || !f[1].isUInt64() || !f[2].isUInt64() || !f[3].isUInt64() ||
-		f[4].kind != jsonArray || !f[5].isUInt() {
+	f := root.Arr
+	if !f[0].IsUInt() || !f[1].IsUInt64() || !f[2].IsUInt64() || !f[3].IsUInt64() ||
+		f[4].Kind != jsoncpp.Array || !f[5].IsUInt() {
 		return Batch{}, newError(ErrMalformed, reasonFieldTypes)
 	}
-	if f[0].asUInt64() != BatchSchemaVersion {
+	if f[0].AsUInt64() != BatchSchemaVersion {
 		return Batch{}, newError(ErrVersion, reasonSchema)
 	}
-	b := Batch{ID: f[1].asUInt64(), FirstSeq: f[2].asUInt64(), LastSeq: f[3].asUInt64()}
-	raw := f[4].arr
+	b := Batch{ID: f[1].AsUInt64(), FirstSeq: f[2].AsUInt64(), LastSeq: f[3].AsUInt64()}
+	raw := f[4].Arr
 	if err := checkSpan(b.FirstSeq, b.LastSeq, len(raw)); err != nil {
 		return Batch{}, err
 	}
 	// The checksum covers jsoncpp's serialization of the first five
 	// elements as parsed, not the bytes as stored.
-	head := jsonValue{kind: jsonArray, arr: f[:5]}
-	if uint64(xxhash.Checksum32S(appendJSON(nil, &head), 0)) != f[5].asUInt64() {
+	head := jsoncpp.Value{Kind: jsoncpp.Array, Arr: f[:5]}
+	if uint64(xxhash.Checksum32S(jsoncpp.Append(nil, &head), 0)) != f[5].AsUInt64() {
 		return Batch{}, newError(ErrChecksum, reasonChecksum)
 	}
 	b.Entries = make([]Entry, len(raw))
 	for i := range raw {
 		r := &raw[i]
-		if r.kind != jsonArray || len(r.arr) != 4 {
+		if r.Kind != jsoncpp.Array || len(r.Arr) != 4 {
 			return Batch{}, entryError(ErrMalformed, i, reasonFourElements)
 		}
-		ef := r.arr
-		if !ef[0].isUInt() || ef[1].kind != jsonString || ef[2].kind != jsonString || ef[3].kind != jsonString {
+		ef := r.Arr
+		if !ef[0].IsUInt() || ef[1].Kind != jsoncpp.String || ef[2].Kind != jsoncpp.String || ef[3].Kind != jsoncpp.String {
 			return Batch{}, entryError(ErrMalformed, i, reasonEntryTypes)
 		}
-		op := ef[0].asUInt64()
+		op := ef[0].AsUInt64()
 		if op == 0 || op > uint64(OpSegmentUpdate) {
 			return Batch{}, entryError(ErrUnknownOp, i, reasonOpRange)
 		}
-		payload, ok := decodeCanonicalBase64([]byte(ef[3].s))
+		payload, ok := decodeCanonicalBase64([]byte(ef[3].Str))
 		if !ok {
 			return Batch{}, entryError(ErrMalformed, i, reasonBase64)
 		}
-		if err := checkEntry(i, op, ef[1].s, ef[2].s, len(payload)); err != nil {
+		if err := checkEntry(i, op, ef[1].Str, ef[2].Str, len(payload)); err != nil {
 			return Batch{}, err
 		}
-		b.Entries[i] = Entry{Op: OpType(op), Tenant: ef[1].s, Key: ef[2].s, Payload: payload}
+		b.Entries[i] = Entry{Op: OpType(op), Tenant: ef[1].Str, Key: ef[2].Str, Payload: payload}
 	}
 	if b.ID == 0 {
 		return Batch{}, newError(ErrSpan, reasonBatchID)
@@ -403,7 +405,7 @@ func (s *canonScanner) uint(max uint64) (uint64, bool) {
 	return v, n > 0 && (n == 1 || s.data[start] != '0')
 }
 
-// str reads a string written exactly as appendJSONString writes the bytes it
+// str reads a string written exactly as jsoncpp.AppendString writes the bytes it
 // decodes to: raw 0x20..0x7f except '"' and '\\'; the short escapes for
 // '"', '\\', \b \f \n \r \t; lowercase \u00xx for the other bytes below 0x20;
 // lowercase \uxxxx for a BMP code point from 0x80 on that is not a

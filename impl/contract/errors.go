@@ -65,6 +65,12 @@ func (e *Error) Error() string {
 // Unwrap returns Kind, so errors.Is(err, ErrChecksum) and friends work.
 func (e *Error) Unwrap() error { return e.Kind }
 
+// NewError is an *Error of kind with a reason and no entry: how the codecs
+// of this package and its subpackages report a failure.
+func NewError(kind error, reason string) *Error {
+	return newError(kind, reason)
+}
+
 func newError(kind error, reason string) *Error {
 	return &Error{Kind: kind, Reason: reason, Entry: -1}
 }

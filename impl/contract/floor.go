@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+
+	"github.com/oplogha/oplogha/impl/contract/jsoncpp"
 )
 
 // FloorSchemaVersion is the compaction floor record's schema_version.
@@ -40,30 +42,30 @@ func (f Floor) Encode() []byte {
 // unless 1) and batch_id (a uint64), written exactly as Encode writes them
 // (ErrMalformed otherwise, with the reason).
 func DecodeFloor(data []byte) (Floor, error) {
-	root, doc, perr := parseJSON(data)
+	root, doc, perr := jsoncpp.Parse(data)
 	if perr != nil {
-		return Floor{}, newError(ErrMalformed, perr.reason(doc))
+		return Floor{}, newError(ErrMalformed, perr.Reason(doc))
 	}
-	if root.kind != jsonObject {
+	if root.Kind != jsoncpp.Object {
 		return Floor{}, newError(ErrMalformed, "compaction floor must be a JSON object")
 	}
-	v, ok := root.member("schema_version")
+	v, ok := root.Get("schema_version")
 	switch {
 	case !ok:
 		return Floor{}, newError(ErrMalformed, "missing field: schema_version")
-	case !v.isUInt():
+	case !v.IsUInt():
 		return Floor{}, newError(ErrMalformed, "field must be uint32: schema_version")
-	case v.asUInt64() != FloorSchemaVersion:
-		return Floor{}, newError(ErrVersion, fmt.Sprintf("unsupported compaction floor schema_version %d", v.asUInt64()))
+	case v.AsUInt64() != FloorSchemaVersion:
+		return Floor{}, newError(ErrVersion, fmt.Sprintf("unsupported compaction floor schema_version %d", v.AsUInt64()))
 	}
-	v, ok = root.member("batch_id")
+	v, ok = root.Get("batch_id")
 	switch {
 	case !ok:
 		return Floor{}, newError(ErrMalformed, "missing field: batch_id")
-	case !v.isUInt64():
+	case !v.IsUInt64():
 		return Floor{}, newError(ErrMalformed, "field must be uint64: batch_id")
 	}
-	f := Floor{BatchID: v.asUInt64()}
+	f := Floor{BatchID: v.AsUInt64()}
 	if !bytes.Equal(f.Encode(), data) {
 		return Floor{}, newError(ErrMalformed, fmt.Sprintf("compaction floor is not in its canonical form %s", f.Encode()))
 	}

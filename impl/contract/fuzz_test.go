@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/oplogha/oplogha/impl/contract/jsoncpp"
 )
 
 // Run one with, e.g.:
@@ -31,11 +33,11 @@ func deepCopyBatch(b Batch) Batch {
 // itself when it is valid UTF-8.
 func jsonRoundTrip(t *testing.T, s string) string {
 	t.Helper()
-	v, _, err := parseJSON(appendJSONString(nil, s))
-	if err != nil || v.kind != jsonString {
+	v, _, err := jsoncpp.Parse(jsoncpp.AppendString(nil, s))
+	if err != nil || v.Kind != jsoncpp.String {
 		t.Fatalf("written string %q does not parse back: %+v", s, err)
 	}
-	return v.s
+	return v.Str
 }
 
 // FuzzDecodeBatch: no input panics; the fast path never accepts what the
@@ -143,7 +145,7 @@ func FuzzJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		w := appendJSONString(nil, s)
+		w := jsoncpp.AppendString(nil, s)
 		r := jsonRoundTrip(t, s)
 		if !utf8.ValidString(r) {
 			t.Fatalf("%q read back as invalid UTF-8 %q", s, r)
@@ -151,7 +153,7 @@ func FuzzJSONString(f *testing.F) {
 		if utf8.ValidString(s) != (r == s) {
 			t.Fatalf("%q read back as %q", s, r)
 		}
-		if w2 := appendJSONString(nil, r); !bytes.Equal(w2, w) {
+		if w2 := jsoncpp.AppendString(nil, r); !bytes.Equal(w2, w) {
 			t.Fatalf("%q: writes %s, its read-back writes %s", s, w, w2)
 		}
 		sc := canonScanner{data: w}
@@ -180,59 +182,6 @@ func FuzzDecodeDurablePrefix(f *testing.F) {
 	})
 }
 
-// FuzzDecodePayload: no input panics, for any of the four payload types;
-// what decodes re-encodes, in both wire variants, to bytes that decode to
-// the same value; DecodeMetadataFields (reused, interning) agrees with
-// DecodeMetadataPayload.
-func FuzzDecodePayload(f *testing.F) {
-	types := []string{"MetadataPayload", "SegmentMountOp", "SegmentUpdateOp", "SegmentUnmountOp"}
-	for _, v := range readVectors[payloadVector](f, "payloads.jsonl") {
-		nd := mustB64(f, v.BytesB64)
-		if len(nd) > 4096 {
-			continue // the long-string vectors add nothing but time
-		}
-		for i, name := range types {
-			if len(v.Type) >= len(name) && v.Type[:len(name)] == name {
-				f.Add(uint8(i), nd)
-				f.Add(uint8(i), mustB64(f, v.BytesB64TypeLiteral))
-			}
-		}
-	}
-	// The replay path's decoder, reused from input to input with one
-	// intern table, decodes what DecodeMetadataPayload does.
-	var (
-		fields MetadataFields
-		strs   Strings
-	)
-	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
-		c := payloadCodecs[types[int(kind)%len(types)]]
-		v, err := c.decode(data)
-		if c.op == OpPutEnd {
-			ferr := DecodeMetadataFields(data, &fields, &strs)
-			if (ferr == nil) != (err == nil) || ferr != nil && ferr.Error() != err.Error() {
-				t.Fatalf("DecodeMetadataFields %v, DecodeMetadataPayload %v", ferr, err)
-			}
-			if err == nil && !samePayload(fields.Payload(), v) {
-				t.Fatalf("DecodeMetadataFields %+v, DecodeMetadataPayload %+v", fields.Payload(), v)
-			}
-		}
-		if err != nil {
-			return
-		}
-		for _, enc := range []func(any) ([]byte, error){c.encode, c.encodeLit} {
-			b, err := enc(v)
-			if err != nil {
-				t.Fatalf("decoded %+v does not encode: %v", v, err)
-			}
-			w, err := c.decode(b)
-			if err != nil || !samePayload(v, w) {
-				t.Fatalf("%+v re-encoded decodes to %+v, %v", v, w, err)
-			}
-		}
-	})
-}
-
-// FuzzDecodeFloor: no input panics; what decodes is the exact record the
 // encoder writes (the floor has one encoding).
 func FuzzDecodeFloor(f *testing.F) {
 	f.Add(Floor{BatchID: 12}.Encode())

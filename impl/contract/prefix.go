@@ -1,6 +1,10 @@
 package contract
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/oplogha/oplogha/impl/contract/jsoncpp"
+)
 
 // PrefixSchemaVersion is the durable prefix record's schema_version
 // (upstream kDurablePrefixSchemaVersion).
@@ -38,20 +42,20 @@ func EncodeDurablePrefix(p DurablePrefix) []byte {
 // uint64s, checked in that order. Errors carry upstream's reason
 // ("missing field: batch_id", "field must be uint64: last_seq", ...).
 func DecodeDurablePrefix(data []byte) (DurablePrefix, error) {
-	root, doc, perr := parseJSON(data)
+	root, doc, perr := jsoncpp.Parse(data)
 	if perr != nil {
-		return DurablePrefix{}, newError(ErrMalformed, perr.reason(doc))
+		return DurablePrefix{}, newError(ErrMalformed, perr.Reason(doc))
 	}
-	if root.kind != jsonObject {
+	if root.Kind != jsoncpp.Object {
 		return DurablePrefix{}, newError(ErrMalformed, "durable prefix must be a JSON object")
 	}
-	v, ok := root.member("schema_version")
+	v, ok := root.Get("schema_version")
 	switch {
 	case !ok:
 		return DurablePrefix{}, newError(ErrMalformed, "missing field: schema_version")
-	case !v.isUInt():
+	case !v.IsUInt():
 		return DurablePrefix{}, newError(ErrMalformed, "field must be uint32: schema_version")
-	case v.asUInt64() != PrefixSchemaVersion:
+	case v.AsUInt64() != PrefixSchemaVersion:
 		return DurablePrefix{}, newError(ErrVersion, "unsupported durable prefix schema_version")
 	}
 	var p DurablePrefix
@@ -59,14 +63,14 @@ func DecodeDurablePrefix(data []byte) (DurablePrefix, error) {
 		name string
 		dst  *uint64
 	}{{"batch_id", &p.BatchID}, {"last_seq", &p.LastSeq}} {
-		v, ok := root.member(f.name)
+		v, ok := root.Get(f.name)
 		if !ok {
 			return DurablePrefix{}, newError(ErrMalformed, "missing field: "+f.name)
 		}
-		if !v.isUInt64() {
+		if !v.IsUInt64() {
 			return DurablePrefix{}, newError(ErrMalformed, "field must be uint64: "+f.name)
 		}
-		*f.dst = v.asUInt64()
+		*f.dst = v.AsUInt64()
 	}
 	return p, nil
 }

@@ -1,73 +1,20 @@
 package contract
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/oplogha/oplogha/impl/contract/internal/vectortest"
 )
 
 // The golden vectors in testdata/upstream were written by upstream's own
 // code (see testdata/upstream/README.md). Each test reads one file and runs
 // every line, naming the line's "name" when it fails.
 
-func vectorPath(file string) string { return filepath.Join("testdata", "upstream", file) }
+func readVectors[T any](t testing.TB, file string) []T { return vectortest.Read[T](t, file) }
 
-// readVectors decodes every line of a vector file into a T (numbers as
-// json.Number where T has interface fields) and returns them with their line numbers.
-func readVectors[T any](t testing.TB, file string) []T {
-	t.Helper()
-	f, err := os.Open(vectorPath(file))
-	if err != nil {
-		t.Fatalf("open vectors: %v", err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for line := 1; sc.Scan(); line++ {
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.UseNumber()
-		var v T
-		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("%s line %d: %v", file, line, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read %s: %v", file, err)
-	}
-	if len(out) == 0 {
-		t.Fatalf("%s has no vectors", file)
-	}
-	return out
-}
+func mustB64(t testing.TB, s string) []byte { return vectortest.B64(t, s) }
 
-func mustB64(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		t.Fatalf("vector base64 %q: %v", s, err)
-	}
-	return b
-}
-
-// vecString is a vector string: the raw bytes of the *_b64 field when the
-// vector has one (they are authoritative), else the plain field.
-func vecString(t testing.TB, plain, b64 *string) string {
-	t.Helper()
-	switch {
-	case b64 != nil:
-		return string(mustB64(t, *b64))
-	case plain != nil:
-		return *plain
-	}
-	t.Fatalf("vector string has neither a value nor _b64")
-	return ""
-}
+func vecString(t testing.TB, plain, b64 *string) string { return vectortest.String(t, plain, b64) }
 
 type vecEntry struct {
 	OpType     uint8   `json:"op_type"`
@@ -140,13 +87,4 @@ type keyVector struct {
 	ProducerViewKey  string `json:"producer_view_key"`
 	RangeBeginB64    string `json:"range_after_begin_b64"`
 	RangeEndB64      string `json:"range_after_end_b64"`
-}
-
-type payloadVector struct {
-	Name                string         `json:"name"`
-	Type                string         `json:"type"`
-	OpType              uint8          `json:"op_type"`
-	Fields              map[string]any `json:"fields"`
-	BytesB64            string         `json:"bytes_b64"`
-	BytesB64TypeLiteral string         `json:"bytes_b64_type_literal"`
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/metadata"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/oplog"
@@ -78,8 +78,8 @@ func TestBootstrapLogsNameNoTenantKey(t *testing.T) {
 	require.NoError(t, lease.Release(ctx))
 	// Batch 3 puts the object with a replica status outside upstream's 0..5,
 	// which this model cannot hold: the suffix after latest cannot apply.
-	bad, err := contract.EncodeMetadataPayload(contract.MetadataPayload{Size: 10, Replicas: []contract.ReplicaDescriptor{{ID: 1, Status: 9,
-		Variant: contract.MemoryDescriptor{Buffer: contract.BufferDescriptor{Size: 10, TransportEndpoint: seg.Endpoint}}}}})
+	bad, err := metadata.EncodeMetadataPayload(metadata.MetadataPayload{Size: 10, Replicas: []metadata.ReplicaDescriptor{{ID: 1, Status: 9,
+		Variant: metadata.MemoryDescriptor{Buffer: metadata.BufferDescriptor{Size: 10, TransportEndpoint: seg.Endpoint}}}}})
 	require.NoError(t, err)
 	_, err = w.Append(ctx, []state.Entry{{Op: state.OpPutEnd, Tenant: tenant, Key: key, Payload: bad}})
 	require.NoError(t, err)

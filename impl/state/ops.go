@@ -3,7 +3,7 @@ package state
 import (
 	"fmt"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/metadata"
 )
 
 // OpType is a batch entry's operation, numbered as in Mooncake's OpLog.
@@ -88,7 +88,7 @@ func NormalizeTenant(t string) string {
 // MetadataPayload upstream's default build writes. An object with a replica
 // of no known kind has no payload, which Stage refuses.
 func PutEnd(tenant, key string, obj Object) Entry {
-	b, err := contract.EncodeMetadataPayload(objectPayload(&obj))
+	b, err := metadata.EncodeMetadataPayload(objectPayload(&obj))
 	if err != nil {
 		b = nil
 	}
@@ -105,20 +105,20 @@ func Remove(tenant, key string) Entry { return Entry{Op: OpRemove, Tenant: tenan
 // MasterService::MountSegment writes it: tenant "default", keyed by the
 // transport endpoint.
 func MountSegment(seg Segment) Entry {
-	return Entry{Op: OpSegmentMount, Tenant: DefaultTenant, Key: seg.Endpoint, Payload: contract.EncodeSegmentMountOp(segmentOp(&seg))}
+	return Entry{Op: OpSegmentMount, Tenant: DefaultTenant, Key: seg.Endpoint, Payload: metadata.EncodeSegmentMountOp(segmentOp(&seg))}
 }
 
 // UnmountSegment builds the entry that unregisters a segment, as upstream's
 // MasterService::UnmountSegment writes it.
 func UnmountSegment(endpoint string) Entry {
 	return Entry{Op: OpSegmentUnmount, Tenant: DefaultTenant, Key: endpoint,
-		Payload: contract.EncodeSegmentUnmountOp(contract.SegmentUnmountOp{TransportEndpoint: endpoint})}
+		Payload: metadata.EncodeSegmentUnmountOp(metadata.SegmentUnmountOp{TransportEndpoint: endpoint})}
 }
 
 // UpdateSegment builds the entry that replaces a mounted segment's
 // descriptor (no upstream writer emits it; upstream's applier reads it).
 func UpdateSegment(seg Segment) Entry {
-	return Entry{Op: OpSegmentUpdate, Tenant: DefaultTenant, Key: seg.Endpoint, Payload: contract.EncodeSegmentUpdateOp(contract.SegmentUpdateOp(segmentOp(&seg)))}
+	return Entry{Op: OpSegmentUpdate, Tenant: DefaultTenant, Key: seg.Endpoint, Payload: metadata.EncodeSegmentUpdateOp(metadata.SegmentUpdateOp(segmentOp(&seg)))}
 }
 
 // Cursor is where the state stands after applying b.

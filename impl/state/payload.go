@@ -3,7 +3,9 @@ package state
 import (
 	"fmt"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/structpack"
+
+	"github.com/oplogha/oplogha/impl/contract/metadata"
 )
 
 // The entry payloads are upstream's struct_pack records, through
@@ -14,16 +16,16 @@ import (
 
 var statusCodes = [...]ReplicaStatus{ReplicaUndefined, ReplicaInitialized, ReplicaProcessing, ReplicaComplete, ReplicaRemoved, ReplicaFailed}
 
-func statusToContract(s ReplicaStatus) contract.ReplicaStatus {
+func statusToContract(s ReplicaStatus) metadata.ReplicaStatus {
 	for i, x := range statusCodes {
 		if x == s {
-			return contract.ReplicaStatus(i)
+			return metadata.ReplicaStatus(i)
 		}
 	}
 	return -1 // unreachable for a validated replica
 }
 
-func statusFromContract(c contract.ReplicaStatus) (ReplicaStatus, error) {
+func statusFromContract(c metadata.ReplicaStatus) (ReplicaStatus, error) {
 	if c < 0 || int(c) >= len(statusCodes) {
 		return "", fmt.Errorf("%w: replica status %d is not 0..5", ErrMalformed, c)
 	}
@@ -32,12 +34,12 @@ func statusFromContract(c contract.ReplicaStatus) (ReplicaStatus, error) {
 
 // objectPayload is the MetadataPayload upstream's master writes for o
 // (SerializeMetadataForOpLog sets all three compatible fields).
-func objectPayload(o *Object) contract.MetadataPayload {
-	group, dt, pinned := o.GroupID, contract.ObjectDataType(o.DataType), o.HardPinned
-	p := contract.MetadataPayload{
-		ClientID:   contract.UUID{First: o.ClientID.First, Second: o.ClientID.Second},
+func objectPayload(o *Object) metadata.MetadataPayload {
+	group, dt, pinned := o.GroupID, metadata.ObjectDataType(o.DataType), o.HardPinned
+	p := metadata.MetadataPayload{
+		ClientID:   metadata.UUID{First: o.ClientID.First, Second: o.ClientID.Second},
 		Size:       o.Size,
-		Replicas:   make([]contract.ReplicaDescriptor, len(o.Replicas)),
+		Replicas:   make([]metadata.ReplicaDescriptor, len(o.Replicas)),
 		GroupID:    &group,
 		DataType:   &dt,
 		HardPinned: &pinned,
@@ -46,19 +48,19 @@ func objectPayload(o *Object) contract.MetadataPayload {
 		r := &o.Replicas[i]
 		rd := &p.Replicas[i]
 		rd.ID, rd.Status = r.ID, statusToContract(r.Status)
-		buf := contract.BufferDescriptor{Size: r.Length, BufferAddress: r.Offset, Protocol: r.Protocol, TransportEndpoint: r.Segment}
+		buf := metadata.BufferDescriptor{Size: r.Length, BufferAddress: r.Offset, Protocol: r.Protocol, TransportEndpoint: r.Segment}
 		switch r.Kind {
 		case ReplicaMemory:
-			rd.Variant = contract.MemoryDescriptor{Buffer: buf}
+			rd.Variant = metadata.MemoryDescriptor{Buffer: buf}
 		case ReplicaNoF:
-			rd.Variant = contract.NoFDescriptor{Buffer: buf}
+			rd.Variant = metadata.NoFDescriptor{Buffer: buf}
 		case ReplicaDisk:
-			rd.Variant = contract.DiskDescriptor{FilePath: r.FilePath, ObjectSize: r.Length}
+			rd.Variant = metadata.DiskDescriptor{FilePath: r.FilePath, ObjectSize: r.Length}
 		case ReplicaLocalDisk:
-			rd.Variant = contract.LocalDiskDescriptor{ClientID: contract.UUID{First: r.ClientID.First,
+			rd.Variant = metadata.LocalDiskDescriptor{ClientID: metadata.UUID{First: r.ClientID.First,
 				Second: r.ClientID.Second}, ObjectSize: r.Length, TransportEndpoint: r.Segment}
 		case ReplicaDFS:
-			rd.Variant = contract.DistributedFSDescriptor{FilePath: r.FilePath, Offset: r.Offset, ObjectSize: r.Length, AlignedSize: r.AlignedSize, ShardIdx: r.ShardIdx}
+			rd.Variant = metadata.DistributedFSDescriptor{FilePath: r.FilePath, Offset: r.Offset, ObjectSize: r.Length, AlignedSize: r.AlignedSize, ShardIdx: r.ShardIdx}
 		}
 	}
 	return p
@@ -69,7 +71,7 @@ func objectPayload(o *Object) contract.MetadataPayload {
 // metadata_store.h:110-119: an empty compatible field reads as "",
 // UNKNOWN, false), validated. The object and its replicas are one
 // allocation.
-func objectFromFields(f *contract.MetadataFields) (*Object, error) {
+func objectFromFields(f *metadata.MetadataFields) (*Object, error) {
 	o := newObject(len(f.Replicas))
 	o.ClientID, o.Size = UUID{First: f.ClientID.First, Second: f.ClientID.Second}, f.Size
 	if f.HasGroupID {
@@ -141,15 +143,15 @@ func newObject(n int) *Object {
 // payloadDecoder is what decoding PUT_END payloads one after another
 // shares: the decoded fields, and (when strs is set) the interned strings.
 type payloadDecoder struct {
-	fields contract.MetadataFields
-	strs   *contract.Strings
+	fields metadata.MetadataFields
+	strs   *structpack.Strings
 }
 
 // object decodes and validates a PUT_END payload. A payload that is not a
 // MetadataPayload is decodeErr; one that is but this model cannot hold is
 // the model's error.
 func (d *payloadDecoder) object(payload []byte) (o *Object, decodeErr, err error) {
-	if err := contract.DecodeMetadataFields(payload, &d.fields, d.strs); err != nil {
+	if err := metadata.DecodeMetadataFields(payload, &d.fields, d.strs); err != nil {
 		err = fmt.Errorf("%w: PUT_END payload: %w", ErrMalformed, err)
 		return nil, err, err
 	}
@@ -157,12 +159,12 @@ func (d *payloadDecoder) object(payload []byte) (o *Object, decodeErr, err error
 	return o, nil, err
 }
 
-func segmentOp(s *Segment) contract.SegmentMountOp {
-	return contract.SegmentMountOp{SegmentName: s.Name, TransportEndpoint: s.Endpoint, Capacity: s.Capacity,
+func segmentOp(s *Segment) metadata.SegmentMountOp {
+	return metadata.SegmentMountOp{SegmentName: s.Name, TransportEndpoint: s.Endpoint, Capacity: s.Capacity,
 		IsMemorySegment: s.Kind == ReplicaMemory, FilePath: s.FilePath}
 }
 
-func segmentFromOp(op contract.SegmentMountOp) Segment {
+func segmentFromOp(op metadata.SegmentMountOp) Segment {
 	s := Segment{Endpoint: op.TransportEndpoint, Name: op.SegmentName, Capacity: op.Capacity, Kind: ReplicaDisk, FilePath: op.FilePath}
 	if op.IsMemorySegment {
 		s.Kind = ReplicaMemory
@@ -187,16 +189,16 @@ func DecodeObject(payload []byte) (Object, error) {
 // transport endpoint, never the entry key.
 func DecodeSegment(op OpType, payload []byte) (Segment, error) {
 	var (
-		m   contract.SegmentMountOp
+		m   metadata.SegmentMountOp
 		err error
 	)
 	switch op {
 	case OpSegmentMount:
-		m, err = contract.DecodeSegmentMountOp(payload)
+		m, err = metadata.DecodeSegmentMountOp(payload)
 	case OpSegmentUpdate:
-		var u contract.SegmentUpdateOp
-		u, err = contract.DecodeSegmentUpdateOp(payload)
-		m = contract.SegmentMountOp(u)
+		var u metadata.SegmentUpdateOp
+		u, err = metadata.DecodeSegmentUpdateOp(payload)
+		m = metadata.SegmentMountOp(u)
 	default:
 		return Segment{}, fmt.Errorf("%w: %s carries no segment", ErrMalformed, op)
 	}
@@ -212,7 +214,7 @@ func DecodeSegment(op OpType, payload []byte) (Segment, error) {
 
 // DecodeUnmount decodes a SEGMENT_UNMOUNT payload: the endpoint it names.
 func DecodeUnmount(payload []byte) (string, error) {
-	op, err := contract.DecodeSegmentUnmountOp(payload)
+	op, err := metadata.DecodeSegmentUnmountOp(payload)
 	if err != nil {
 		return "", fmt.Errorf("%w: SEGMENT_UNMOUNT payload: %w", ErrMalformed, err)
 	}

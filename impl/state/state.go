@@ -3,9 +3,9 @@ package state
 import (
 	"fmt"
 
-	"github.com/tidwall/btree"
+	"github.com/oplogha/oplogha/impl/contract/structpack"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/tidwall/btree"
 )
 
 type objectItem struct {
@@ -140,7 +140,7 @@ func (s *State) Apply(b Batch) error {
 		return err
 	}
 	if s.dec.strs == nil {
-		s.dec.strs = new(contract.Strings)
+		s.dec.strs = new(structpack.Strings)
 	}
 	changes := s.changes[:0]
 	for i, e := range b.Entries {

@@ -1,4 +1,6 @@
-package contract
+package metadata
+
+import "github.com/oplogha/oplogha/impl/contract/structpack"
 
 // The segment payloads: upstream's SegmentMountOp, SegmentUnmountOp and
 // SegmentUpdateOp (include/ha/oplog/oplog_types.h), struct_pack-encoded.
@@ -29,40 +31,40 @@ type SegmentUnmountOp struct {
 }
 
 var (
-	segmentMountType = newSPType("SegmentMountOp", false,
-		litStruct(litString, litString, litUint64, litBool, litString))
-	segmentUpdateType = newSPType("SegmentUpdateOp", false,
-		litStruct(litString, litString, litUint64, litBool, litString))
-	segmentUnmountType = newSPType("SegmentUnmountOp", false, litStruct(litString))
+	segmentMountType = structpack.NewType("SegmentMountOp", false,
+		structpack.LitStruct(structpack.LitString, structpack.LitString, structpack.LitUint64, structpack.LitBool, structpack.LitString))
+	segmentUpdateType = structpack.NewType("SegmentUpdateOp", false,
+		structpack.LitStruct(structpack.LitString, structpack.LitString, structpack.LitUint64, structpack.LitBool, structpack.LitString))
+	segmentUnmountType = structpack.NewType("SegmentUnmountOp", false, structpack.LitStruct(structpack.LitString))
 )
 
-func (op *SegmentMountOp) marshal(t *spType, withLiteral bool) []byte {
-	var z spSize
-	z.str(op.SegmentName)
-	z.str(op.TransportEndpoint)
-	z.fixed(8 + 1)
-	z.str(op.FilePath)
-	return spMarshal(t, withLiteral, z, func(w *spWriter) {
-		w.str(op.SegmentName)
-		w.str(op.TransportEndpoint)
-		w.u64(op.Capacity)
-		w.boolean(op.IsMemorySegment)
-		w.str(op.FilePath)
+func (op *SegmentMountOp) marshal(t *structpack.Type, withLiteral bool) []byte {
+	var z structpack.Size
+	z.Str(op.SegmentName)
+	z.Str(op.TransportEndpoint)
+	z.Fixed(8 + 1)
+	z.Str(op.FilePath)
+	return structpack.Marshal(t, withLiteral, z, func(w *structpack.Writer) {
+		w.Str(op.SegmentName)
+		w.Str(op.TransportEndpoint)
+		w.U64(op.Capacity)
+		w.Bool(op.IsMemorySegment)
+		w.Str(op.FilePath)
 	})
 }
 
-func decodeSegmentMount(t *spType, data []byte) (SegmentMountOp, error) {
-	r, err := spOpen(t, data)
+func decodeSegmentMount(t *structpack.Type, data []byte) (SegmentMountOp, error) {
+	r, err := structpack.Open(t, data)
 	if err != nil {
 		return SegmentMountOp{}, err
 	}
 	var op SegmentMountOp
-	op.SegmentName = r.str()
-	op.TransportEndpoint = r.str()
-	op.Capacity = r.u64()
-	op.IsMemorySegment = r.boolean()
-	op.FilePath = r.str()
-	if err := r.finish(); err != nil {
+	op.SegmentName = r.Str()
+	op.TransportEndpoint = r.Str()
+	op.Capacity = r.U64()
+	op.IsMemorySegment = r.Bool()
+	op.FilePath = r.Str()
+	if err := r.Finish(); err != nil {
 		return SegmentMountOp{}, err
 	}
 	return op, nil
@@ -98,10 +100,10 @@ func DecodeSegmentUpdateOp(data []byte) (SegmentUpdateOp, error) {
 }
 
 func (op *SegmentUnmountOp) marshal(withLiteral bool) []byte {
-	var z spSize
-	z.str(op.TransportEndpoint)
-	return spMarshal(segmentUnmountType, withLiteral, z, func(w *spWriter) {
-		w.str(op.TransportEndpoint)
+	var z structpack.Size
+	z.Str(op.TransportEndpoint)
+	return structpack.Marshal(segmentUnmountType, withLiteral, z, func(w *structpack.Writer) {
+		w.Str(op.TransportEndpoint)
 	})
 }
 
@@ -113,12 +115,12 @@ func EncodeSegmentUnmountOpTypeLiteral(op SegmentUnmountOp) []byte { return op.m
 
 // DecodeSegmentUnmountOp decodes a SEGMENT_UNMOUNT payload of either build.
 func DecodeSegmentUnmountOp(data []byte) (SegmentUnmountOp, error) {
-	r, err := spOpen(segmentUnmountType, data)
+	r, err := structpack.Open(segmentUnmountType, data)
 	if err != nil {
 		return SegmentUnmountOp{}, err
 	}
-	op := SegmentUnmountOp{TransportEndpoint: r.str()}
-	if err := r.finish(); err != nil {
+	op := SegmentUnmountOp{TransportEndpoint: r.Str()}
+	if err := r.Finish(); err != nil {
 		return SegmentUnmountOp{}, err
 	}
 	return op, nil

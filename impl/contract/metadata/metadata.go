@@ -1,6 +1,11 @@
-package contract
+package metadata
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/structpack"
+)
 
 // The PUT_END payload: upstream's MetadataPayload (include/metadata_store.h)
 // and the replica descriptor it carries (include/replica.h,
@@ -57,8 +62,8 @@ type BufferDescriptor struct {
 // LocalDiskDescriptor (3), DistributedFSDescriptor (4).
 type ReplicaVariant interface {
 	variantIndex() uint8
-	measure(z *spSize)
-	write(w *spWriter)
+	measure(z *structpack.Size)
+	write(w *structpack.Writer)
 }
 
 // MemoryDescriptor is a replica in a memory segment.
@@ -95,64 +100,64 @@ func (DiskDescriptor) variantIndex() uint8          { return 2 }
 func (LocalDiskDescriptor) variantIndex() uint8     { return 3 }
 func (DistributedFSDescriptor) variantIndex() uint8 { return 4 }
 
-func (b *BufferDescriptor) measure(z *spSize) {
-	z.fixed(16)
-	z.str(b.Protocol)
-	z.str(b.TransportEndpoint)
+func (b *BufferDescriptor) measure(z *structpack.Size) {
+	z.Fixed(16)
+	z.Str(b.Protocol)
+	z.Str(b.TransportEndpoint)
 }
 
-func (b *BufferDescriptor) write(w *spWriter) {
-	w.u64(b.Size)
-	w.u64(b.BufferAddress)
-	w.str(b.Protocol)
-	w.str(b.TransportEndpoint)
+func (b *BufferDescriptor) write(w *structpack.Writer) {
+	w.U64(b.Size)
+	w.U64(b.BufferAddress)
+	w.Str(b.Protocol)
+	w.Str(b.TransportEndpoint)
 }
 
-func (b *BufferDescriptor) read(r *spReader) {
-	b.Size = r.u64()
-	b.BufferAddress = r.u64()
-	b.Protocol = r.str()
-	b.TransportEndpoint = r.str()
+func (b *BufferDescriptor) read(r *structpack.Reader) {
+	b.Size = r.U64()
+	b.BufferAddress = r.U64()
+	b.Protocol = r.Str()
+	b.TransportEndpoint = r.Str()
 }
 
-func (d MemoryDescriptor) measure(z *spSize) { d.Buffer.measure(z) }
-func (d MemoryDescriptor) write(w *spWriter) { d.Buffer.write(w) }
-func (d NoFDescriptor) measure(z *spSize)    { d.Buffer.measure(z) }
-func (d NoFDescriptor) write(w *spWriter)    { d.Buffer.write(w) }
+func (d MemoryDescriptor) measure(z *structpack.Size) { d.Buffer.measure(z) }
+func (d MemoryDescriptor) write(w *structpack.Writer) { d.Buffer.write(w) }
+func (d NoFDescriptor) measure(z *structpack.Size)    { d.Buffer.measure(z) }
+func (d NoFDescriptor) write(w *structpack.Writer)    { d.Buffer.write(w) }
 
-func (d DiskDescriptor) measure(z *spSize) {
-	z.str(d.FilePath)
-	z.fixed(8)
+func (d DiskDescriptor) measure(z *structpack.Size) {
+	z.Str(d.FilePath)
+	z.Fixed(8)
 }
 
-func (d DiskDescriptor) write(w *spWriter) {
-	w.str(d.FilePath)
-	w.u64(d.ObjectSize)
+func (d DiskDescriptor) write(w *structpack.Writer) {
+	w.Str(d.FilePath)
+	w.U64(d.ObjectSize)
 }
 
-func (d LocalDiskDescriptor) measure(z *spSize) {
-	z.fixed(24)
-	z.str(d.TransportEndpoint)
+func (d LocalDiskDescriptor) measure(z *structpack.Size) {
+	z.Fixed(24)
+	z.Str(d.TransportEndpoint)
 }
 
-func (d LocalDiskDescriptor) write(w *spWriter) {
-	w.u64(d.ClientID.First)
-	w.u64(d.ClientID.Second)
-	w.u64(d.ObjectSize)
-	w.str(d.TransportEndpoint)
+func (d LocalDiskDescriptor) write(w *structpack.Writer) {
+	w.U64(d.ClientID.First)
+	w.U64(d.ClientID.Second)
+	w.U64(d.ObjectSize)
+	w.Str(d.TransportEndpoint)
 }
 
-func (d DistributedFSDescriptor) measure(z *spSize) {
-	z.str(d.FilePath)
-	z.fixed(28)
+func (d DistributedFSDescriptor) measure(z *structpack.Size) {
+	z.Str(d.FilePath)
+	z.Fixed(28)
 }
 
-func (d DistributedFSDescriptor) write(w *spWriter) {
-	w.str(d.FilePath)
-	w.u64(d.Offset)
-	w.u64(d.ObjectSize)
-	w.u64(d.AlignedSize)
-	w.i32(d.ShardIdx)
+func (d DistributedFSDescriptor) write(w *structpack.Writer) {
+	w.Str(d.FilePath)
+	w.U64(d.Offset)
+	w.U64(d.ObjectSize)
+	w.U64(d.AlignedSize)
+	w.I32(d.ShardIdx)
 }
 
 // ReplicaFields is a replica descriptor as DecodeMetadataFields reads it:
@@ -190,32 +195,32 @@ func (f *ReplicaFields) Variant() ReplicaVariant {
 
 // read reads a replica descriptor: id, the variant's index and
 // alternative, status.
-func (f *ReplicaFields) read(r *spReader) {
-	*f = ReplicaFields{ID: r.u64()}
-	at := r.pos
-	f.Index = r.u8()
+func (f *ReplicaFields) read(r *structpack.Reader) {
+	*f = ReplicaFields{ID: r.U64()}
+	at := r.Pos()
+	f.Index = r.U8()
 	switch f.Index {
 	case 0, 1:
 		f.Buffer.read(r)
 	case 2:
-		f.Disk.FilePath = r.str()
-		f.Disk.ObjectSize = r.u64()
+		f.Disk.FilePath = r.Str()
+		f.Disk.ObjectSize = r.U64()
 	case 3:
-		f.LocalDisk.ClientID = UUID{r.u64(), r.u64()}
-		f.LocalDisk.ObjectSize = r.u64()
-		f.LocalDisk.TransportEndpoint = r.str()
+		f.LocalDisk.ClientID = UUID{r.U64(), r.U64()}
+		f.LocalDisk.ObjectSize = r.U64()
+		f.LocalDisk.TransportEndpoint = r.Str()
 	case 4:
-		f.DistributedFS.FilePath = r.str()
-		f.DistributedFS.Offset = r.u64()
-		f.DistributedFS.ObjectSize = r.u64()
-		f.DistributedFS.AlignedSize = r.u64()
-		f.DistributedFS.ShardIdx = r.i32()
+		f.DistributedFS.FilePath = r.Str()
+		f.DistributedFS.Offset = r.U64()
+		f.DistributedFS.ObjectSize = r.U64()
+		f.DistributedFS.AlignedSize = r.U64()
+		f.DistributedFS.ShardIdx = r.I32()
 	default:
-		if r.err == nil {
-			r.fail("replica descriptor variant index %d at byte %d is not 0..4", f.Index, at)
+		if r.Err() == nil {
+			r.Fail("replica descriptor variant index %d at byte %d is not 0..4", f.Index, at)
 		}
 	}
-	f.Status = ReplicaStatus(r.i32())
+	f.Status = ReplicaStatus(r.I32())
 }
 
 // ReplicaDescriptor is upstream's Replica::Descriptor.
@@ -242,19 +247,19 @@ type MetadataPayload struct {
 	HardPinned *bool
 }
 
-var metadataPayloadType = newSPType("MetadataPayload", true, litStruct(
-	litPair64, // client_id
-	litUint64, // size
-	litVector(litStruct( // replicas: Replica::Descriptor
-		litUint64, // id
-		litVariant(
-			litStruct(litStruct(litUint64, litUint64, litString, litString)), // MemoryDescriptor
-			litStruct(litStruct(litUint64, litUint64, litString, litString)), // NoFDescriptor
-			litStruct(litString, litUint64),                                  // DiskDescriptor
-			litStruct(litPair64, litUint64, litString),                       // LocalDiskDescriptor
-			litStruct(litString, litUint64, litUint64, litUint64, litInt32),  // DistributedFSDescriptor
+var metadataPayloadType = structpack.NewType("MetadataPayload", true, structpack.LitStruct(
+	structpack.LitPair64, // client_id
+	structpack.LitUint64, // size
+	structpack.LitVector(structpack.LitStruct( // replicas: Replica::Descriptor
+		structpack.LitUint64, // id
+		structpack.LitVariant(
+			structpack.LitStruct(structpack.LitStruct(structpack.LitUint64, structpack.LitUint64, structpack.LitString, structpack.LitString)), // MemoryDescriptor
+			structpack.LitStruct(structpack.LitStruct(structpack.LitUint64, structpack.LitUint64, structpack.LitString, structpack.LitString)), // NoFDescriptor
+			structpack.LitStruct(structpack.LitString, structpack.LitUint64),                                                                   // DiskDescriptor
+			structpack.LitStruct(structpack.LitPair64, structpack.LitUint64, structpack.LitString),                                             // LocalDiskDescriptor
+			structpack.LitStruct(structpack.LitString, structpack.LitUint64, structpack.LitUint64, structpack.LitUint64, structpack.LitInt32),  // DistributedFSDescriptor
 		),
-		litInt32, // status
+		structpack.LitInt32, // status
 	)),
 	// group_id, data_type, hard_pinned: compatible<>, not in the literal
 ))
@@ -268,50 +273,50 @@ func EncodeMetadataPayload(p MetadataPayload) ([]byte, error) { return p.marshal
 func EncodeMetadataPayloadTypeLiteral(p MetadataPayload) ([]byte, error) { return p.marshal(true) }
 
 func (p *MetadataPayload) marshal(withLiteral bool) ([]byte, error) {
-	var z spSize
-	z.fixed(16 + 8)
-	z.container(len(p.Replicas))
+	var z structpack.Size
+	z.Fixed(16 + 8)
+	z.Container(len(p.Replicas))
 	for i := range p.Replicas {
 		rd := &p.Replicas[i]
 		if rd.Variant == nil {
-			return nil, newError(ErrMalformed, fmt.Sprintf("replica %d has no descriptor variant", i))
+			return nil, contract.NewError(contract.ErrMalformed, fmt.Sprintf("replica %d has no descriptor variant", i))
 		}
-		z.fixed(8 + 1 + 4)
+		z.Fixed(8 + 1 + 4)
 		rd.Variant.measure(&z)
 	}
-	z.fixed(3) // the has-value bytes of the three compatible fields
+	z.Fixed(3) // the has-value bytes of the three compatible fields
 	if p.GroupID != nil {
-		z.str(*p.GroupID)
+		z.Str(*p.GroupID)
 	}
 	if p.DataType != nil {
-		z.fixed(1)
+		z.Fixed(1)
 	}
 	if p.HardPinned != nil {
-		z.fixed(1)
+		z.Fixed(1)
 	}
-	return spMarshal(metadataPayloadType, withLiteral, z, func(w *spWriter) {
-		w.u64(p.ClientID.First)
-		w.u64(p.ClientID.Second)
-		w.u64(p.Size)
-		w.length(len(p.Replicas))
+	return structpack.Marshal(metadataPayloadType, withLiteral, z, func(w *structpack.Writer) {
+		w.U64(p.ClientID.First)
+		w.U64(p.ClientID.Second)
+		w.U64(p.Size)
+		w.Length(len(p.Replicas))
 		for i := range p.Replicas {
 			rd := &p.Replicas[i]
-			w.u64(rd.ID)
-			w.u8(rd.Variant.variantIndex())
+			w.U64(rd.ID)
+			w.U8(rd.Variant.variantIndex())
 			rd.Variant.write(w)
-			w.i32(int32(rd.Status))
+			w.I32(int32(rd.Status))
 		}
-		w.boolean(p.GroupID != nil)
+		w.Bool(p.GroupID != nil)
 		if p.GroupID != nil {
-			w.str(*p.GroupID)
+			w.Str(*p.GroupID)
 		}
-		w.boolean(p.DataType != nil)
+		w.Bool(p.DataType != nil)
 		if p.DataType != nil {
-			w.u8(uint8(*p.DataType))
+			w.U8(uint8(*p.DataType))
 		}
-		w.boolean(p.HardPinned != nil)
+		w.Bool(p.HardPinned != nil)
 		if p.HardPinned != nil {
-			w.boolean(*p.HardPinned)
+			w.Bool(*p.HardPinned)
 		}
 	}), nil
 }
@@ -374,30 +379,30 @@ func (f *MetadataFields) Payload() MetadataPayload {
 // and strs has the strings. It accepts and refuses exactly what
 // DecodeMetadataPayload does (which is it, converted); on error f holds
 // anything.
-func DecodeMetadataFields(data []byte, f *MetadataFields, strs *Strings) error {
-	var r spReader
-	if err := r.open(metadataPayloadType, data, strs); err != nil {
+func DecodeMetadataFields(data []byte, f *MetadataFields, strs *structpack.Strings) error {
+	var r structpack.Reader
+	if err := r.Open(metadataPayloadType, data, strs); err != nil {
 		return err
 	}
 	reps := f.Replicas[:0]
-	*f = MetadataFields{ClientID: UUID{r.u64(), r.u64()}, Size: r.u64()}
-	if n := r.length(minReplicaBytes); n > 0 {
+	*f = MetadataFields{ClientID: UUID{r.U64(), r.U64()}, Size: r.U64()}
+	if n := r.Length(minReplicaBytes); n > 0 {
 		reps = slicesGrow(reps, n)
 		for i := range reps {
 			reps[i].read(&r)
 		}
 	}
 	f.Replicas = reps
-	if f.HasGroupID = r.compatible(); f.HasGroupID {
-		f.GroupID = r.str()
+	if f.HasGroupID = r.Compatible(); f.HasGroupID {
+		f.GroupID = r.Str()
 	}
-	if f.HasDataType = r.compatible(); f.HasDataType {
-		f.DataType = ObjectDataType(r.u8())
+	if f.HasDataType = r.Compatible(); f.HasDataType {
+		f.DataType = ObjectDataType(r.U8())
 	}
-	if f.HasHardPinned = r.compatible(); f.HasHardPinned {
-		f.HardPinned = r.boolean()
+	if f.HasHardPinned = r.Compatible(); f.HasHardPinned {
+		f.HardPinned = r.Bool()
 	}
-	return r.finish()
+	return r.Finish()
 }
 
 // slicesGrow returns s resized to n, reusing its array when it has room.

@@ -1,4 +1,4 @@
-package contract
+package jsoncpp
 
 import (
 	"math"
@@ -13,13 +13,13 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as jsoncpp writes a string: '"' and '\\' and
+// AppendString appends s as jsoncpp writes a string: '"' and '\\' and
 // \b \f \n \r \t as short escapes, other bytes below 0x20 as \u00xx, ASCII
 // 0x20..0x7f (including '/' and DEL) raw, and everything from 0x80 on decoded
 // as jsoncpp decodes it (see jsoncppCodePoint) and written as lowercase
 // \uxxxx, with a surrogate pair above the BMP. Invalid UTF-8 comes out as
 // \ufffd, so such a string does not survive a round trip (see Lossless).
-func appendJSONString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -108,11 +108,11 @@ func jsoncppCodePoint(s string) (uint32, int) {
 	return replacement, 1
 }
 
-// appendJSONDouble appends v as jsoncpp writes a real: printf("%.17g"), with
+// AppendDouble appends v as jsoncpp writes a real: printf("%.17g"), with
 // ".0" added when the result has neither '.' nor 'e'. Non-finite values
 // cannot come out of the parser (an overflowing literal is a parse error),
 // but are written as jsoncpp writes them without special floats.
-func appendJSONDouble(dst []byte, v float64) []byte {
+func AppendDouble(dst []byte, v float64) []byte {
 	switch {
 	case math.IsNaN(v):
 		return append(dst, "null"...)
@@ -131,42 +131,42 @@ func appendJSONDouble(dst []byte, v float64) []byte {
 	return append(dst, ".0"...)
 }
 
-// appendJSON appends v as jsoncpp serializes it (see the file comment).
-func appendJSON(dst []byte, v *jsonValue) []byte {
-	switch v.kind {
-	case jsonNull:
+// Append appends v as jsoncpp serializes it (see the file comment).
+func Append(dst []byte, v *Value) []byte {
+	switch v.Kind {
+	case Null:
 		return append(dst, "null"...)
-	case jsonBool:
-		if v.b {
+	case Bool:
+		if v.Boolean {
 			return append(dst, "true"...)
 		}
 		return append(dst, "false"...)
-	case jsonInt:
-		return strconv.AppendInt(dst, v.i, 10)
-	case jsonUint:
-		return strconv.AppendUint(dst, v.u, 10)
-	case jsonReal:
-		return appendJSONDouble(dst, v.f)
-	case jsonString:
-		return appendJSONString(dst, v.s)
-	case jsonArray:
+	case Int:
+		return strconv.AppendInt(dst, v.Int64, 10)
+	case Uint:
+		return strconv.AppendUint(dst, v.Uint64, 10)
+	case Real:
+		return AppendDouble(dst, v.Float)
+	case String:
+		return AppendString(dst, v.Str)
+	case Array:
 		dst = append(dst, '[')
-		for i := range v.arr {
+		for i := range v.Arr {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSON(dst, &v.arr[i])
+			dst = Append(dst, &v.Arr[i])
 		}
 		return append(dst, ']')
-	case jsonObject:
+	case Object:
 		dst = append(dst, '{')
-		for i := range v.obj {
+		for i := range v.Obj {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, v.obj[i].name)
+			dst = AppendString(dst, v.Obj[i].Name)
 			dst = append(dst, ':')
-			dst = appendJSON(dst, &v.obj[i].value)
+			dst = Append(dst, &v.Obj[i].Value)
 		}
 		return append(dst, '}')
 	}

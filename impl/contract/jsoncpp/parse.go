@@ -1,9 +1,8 @@
-package contract
+package jsoncpp
 
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"unicode/utf8"
 )
@@ -36,108 +35,12 @@ import (
 // matched. Nesting deeper than jsoncpp's stack limit (1000) is an error
 // here; jsoncpp throws an exception out of upstream's decoder instead.
 
-type jsonKind uint8
-
-const (
-	jsonNull jsonKind = iota
-	jsonBool
-	jsonInt    // jsoncpp intValue: every integer literal that fits int64
-	jsonUint   // jsoncpp uintValue: integer literals above MaxInt64 that fit uint64
-	jsonReal   // jsoncpp realValue: literals with '.' or an exponent, or too large for uint64
-	jsonString // bytes, not necessarily UTF-8
-	jsonArray
-	jsonObject
-)
-
-// jsonValue is a parsed JSON value, with the distinctions jsoncpp makes.
-type jsonValue struct {
-	kind jsonKind
-	b    bool
-	i    int64
-	u    uint64
-	f    float64
-	s    string
-	arr  []jsonValue
-	obj  []jsonMember // sorted by name bytes (jsoncpp's std::map order), names unique
-}
-
-type jsonMember struct {
-	name  string
-	value jsonValue
-}
-
-// isUInt is jsoncpp's Value::isUInt: a value that converts to uint32 exactly.
-func (v *jsonValue) isUInt() bool {
-	switch v.kind {
-	case jsonInt:
-		return v.i >= 0 && v.i <= math.MaxUint32
-	case jsonUint:
-		return v.u <= math.MaxUint32
-	case jsonReal:
-		return v.f >= 0 && v.f <= math.MaxUint32 && isIntegral(v.f)
-	}
-	return false
-}
-
-// isUInt64 is jsoncpp's Value::isUInt64: a value that converts to uint64
-// exactly (a double must be below 2^64, which uint64 max rounds up to).
-func (v *jsonValue) isUInt64() bool {
-	switch v.kind {
-	case jsonInt:
-		return v.i >= 0
-	case jsonUint:
-		return true
-	case jsonReal:
-		return v.f >= 0 && v.f < 18446744073709551616.0 && isIntegral(v.f)
-	}
-	return false
-}
-
-// asUInt64 converts a value for which isUInt64 holds.
-func (v *jsonValue) asUInt64() uint64 {
-	switch v.kind {
-	case jsonInt:
-		return uint64(v.i)
-	case jsonUint:
-		return v.u
-	case jsonReal:
-		return uint64(v.f)
-	}
-	return 0
-}
-
-func isIntegral(f float64) bool {
-	_, frac := math.Modf(f)
-	return frac == 0
-}
-
-// member returns the value of the object member name.
-func (v *jsonValue) member(name string) (*jsonValue, bool) {
-	i := sort.Search(len(v.obj), func(i int) bool { return v.obj[i].name >= name })
-	if i < len(v.obj) && v.obj[i].name == name {
-		return &v.obj[i].value, true
-	}
-	return nil, false
-}
-
-// setMember sets (or, as jsoncpp does for a repeated name, replaces) a member.
-func (v *jsonValue) setMember(name string, value jsonValue) {
-	i := sort.Search(len(v.obj), func(i int) bool { return v.obj[i].name >= name })
-	if i < len(v.obj) && v.obj[i].name == name {
-		v.obj[i].value = value
-		return
-	}
-	v.obj = append(v.obj, jsonMember{})
-	copy(v.obj[i+1:], v.obj[i:])
-	v.obj[i] = jsonMember{name: name, value: value}
-}
-
-// jsonStackLimit is jsoncpp's default stackLimit: a value nested this deep
+// StackLimit is jsoncpp's default stackLimit: a value nested this deep
 // (the root is depth 0) makes jsoncpp throw.
-const jsonStackLimit = 1000
+const StackLimit = 1000
 
-// jsonError is the first error a parse met.
-type jsonError struct {
+// Error is the first error a parse met.
+type Error struct {
 	msg   string
 	at    int  // offset (in the document after a BOM) of the token at fault
 	extra int  // offset of jsoncpp's "See ... for detail" location, or -1
@@ -145,8 +48,12 @@ type jsonError struct {
 	fatal bool // jsoncpp throws here instead of reporting an error
 }
 
-// reason formats the error as upstream's reason string.
-func (e *jsonError) reason(doc []byte) string {
+// Fatal reports whether jsoncpp would throw here (nesting deeper than
+// StackLimit) instead of reporting a parse error.
+func (e *Error) Fatal() bool { return e.fatal }
+
+// Reason formats the error as upstream's reason string.
+func (e *Error) Reason(doc []byte) string {
 	if e.fatal {
 		return e.msg
 	}
@@ -204,42 +111,65 @@ const (
 )
 
 type token struct {
-	kind       tokenKind
+	typ        tokenKind
 	start, end int
 }
 
-type jsonParser struct {
+type parser struct {
 	doc []byte
 	pos int
-	err *jsonError
+	err *Error
+	// collect mode (ParseStrict): jsoncpp's errors in order, and the first
+	// refusal of ours.
+	collect bool
+	errs    []*Error
+	ours    *Error
 }
 
-// parseJSON parses data as upstream's jsoncpp reader would (see the file
+// Parse parses data as upstream's jsoncpp reader would (see the file
 // comment). On failure the error's reason is relative to doc, which is data
 // without a leading BOM.
-func parseJSON(data []byte) (v jsonValue, doc []byte, err *jsonError) {
+func Parse(data []byte) (v Value, doc []byte, err *Error) {
 	doc = data
 	if len(doc) >= 3 && doc[0] == 0xef && doc[1] == 0xbb && doc[2] == 0xbf {
 		doc = doc[3:]
 	}
-	p := jsonParser{doc: doc}
+	p := parser{doc: doc}
 	if !p.readValue(&v, 0) {
-		return jsonValue{}, doc, p.err
+		return Value{}, doc, p.err
 	}
 	return v, doc, nil
 }
 
-func (p *jsonParser) fail(msg string, at, extra int) bool {
-	p.err = &jsonError{msg: msg, at: at, extra: extra}
+// fail records a jsoncpp error and returns false. In collect mode (the
+// strict reader) every error is kept, as jsoncpp's OurReader keeps them.
+func (p *parser) fail(msg string, at, extra int) bool {
+	e := &Error{msg: msg, at: at, extra: extra}
+	if p.collect {
+		p.errs = append(p.errs, e)
+	} else {
+		p.err = e
+	}
 	return false
 }
 
-func (p *jsonParser) failOurs(msg string, at int) bool {
-	p.err = &jsonError{msg: msg, at: at, extra: -1, ours: true}
+// failOurs records input jsoncpp accepts and this package refuses. The
+// record reader stops there (false); the strict reader keeps the first such
+// error aside and goes on as jsoncpp does (true), so that where jsoncpp
+// fails later its own reason is reported.
+func (p *parser) failOurs(msg string, at int) bool {
+	e := &Error{msg: msg, at: at, extra: -1, ours: true}
+	if p.collect {
+		if p.ours == nil {
+			p.ours = e
+		}
+		return true
+	}
+	p.err = e
 	return false
 }
 
-func (p *jsonParser) skipSpaces() {
+func (p *parser) skipSpaces() {
 	for p.pos < len(p.doc) {
 		switch p.doc[p.pos] {
 		case ' ', '\t', '\r', '\n':
@@ -251,7 +181,7 @@ func (p *jsonParser) skipSpaces() {
 }
 
 // next is jsoncpp's getNextChar: the next byte, or 0 at the end.
-func (p *jsonParser) next() byte {
+func (p *parser) next() byte {
 	if p.pos >= len(p.doc) {
 		return 0
 	}
@@ -260,7 +190,7 @@ func (p *jsonParser) next() byte {
 	return c
 }
 
-func (p *jsonParser) match(rest string) bool {
+func (p *parser) match(rest string) bool {
 	if len(p.doc)-p.pos < len(rest) || string(p.doc[p.pos:p.pos+len(rest)]) != rest {
 		return false
 	}
@@ -270,30 +200,30 @@ func (p *jsonParser) match(rest string) bool {
 
 // readToken is jsoncpp's readToken; ok is false for a token jsoncpp marks as
 // an error (unterminated string or comment, unknown word, stray byte).
-func (p *jsonParser) readToken() (token, bool) {
+func (p *parser) readToken() (token, bool) {
 	p.skipSpaces()
 	t := token{start: p.pos}
 	ok := true
 	switch c := p.next(); c {
 	case 0:
-		t.kind = tokEnd
+		t.typ = tokEnd
 	case '{':
-		t.kind = tokObjectBegin
+		t.typ = tokObjectBegin
 	case '}':
-		t.kind = tokObjectEnd
+		t.typ = tokObjectEnd
 	case '[':
-		t.kind = tokArrayBegin
+		t.typ = tokArrayBegin
 	case ']':
-		t.kind = tokArrayEnd
+		t.typ = tokArrayEnd
 	case ',':
-		t.kind = tokComma
+		t.typ = tokComma
 	case ':':
-		t.kind = tokColon
+		t.typ = tokColon
 	case '"':
-		t.kind = tokString
+		t.typ = tokString
 		ok = p.scanString()
 	case '/':
-		t.kind = tokComment
+		t.typ = tokComment
 		ok = p.scanComment()
 	case '-', '+':
 		// jsoncpp scans a signed number here ('+' included; it is refused
@@ -304,31 +234,31 @@ func (p *jsonParser) readToken() (token, bool) {
 			ok = false
 			break
 		}
-		t.kind = tokNumber
+		t.typ = tokNumber
 		p.scanNumber()
 	case 't':
-		t.kind, ok = tokTrue, p.match("rue")
+		t.typ, ok = tokTrue, p.match("rue")
 	case 'f':
-		t.kind, ok = tokFalse, p.match("alse")
+		t.typ, ok = tokFalse, p.match("alse")
 	case 'n':
-		t.kind, ok = tokNull, p.match("ull")
+		t.typ, ok = tokNull, p.match("ull")
 	default:
 		if c >= '0' && c <= '9' {
-			t.kind = tokNumber
+			t.typ = tokNumber
 			p.scanNumber()
 			break
 		}
 		ok = false
 	}
 	if !ok {
-		t.kind = tokError
+		t.typ = tokError
 	}
 	t.end = p.pos
 	return t, ok
 }
 
 // scanString moves past a string's closing quote; false when there is none.
-func (p *jsonParser) scanString() bool {
+func (p *parser) scanString() bool {
 	for p.pos < len(p.doc) {
 		c := p.doc[p.pos]
 		p.pos++
@@ -346,7 +276,7 @@ func (p *jsonParser) scanString() bool {
 
 // scanComment moves past a comment whose '/' was read, as jsoncpp does
 // (including its reading of "/*/" as a complete comment).
-func (p *jsonParser) scanComment() bool {
+func (p *parser) scanComment() bool {
 	switch p.next() {
 	case '*':
 		for p.pos+1 < len(p.doc) {
@@ -376,7 +306,7 @@ func (p *jsonParser) scanComment() bool {
 
 // scanNumber is jsoncpp's readNumber: digits, an optional fraction, an
 // optional exponent, each part possibly empty.
-func (p *jsonParser) scanNumber() {
+func (p *parser) scanNumber() {
 	q := p.pos
 	c := byte('0')
 	adv := func() {
@@ -410,19 +340,19 @@ func (p *jsonParser) scanNumber() {
 }
 
 // readValue is jsoncpp's readValue for a value at the given depth.
-func (p *jsonParser) readValue(v *jsonValue, depth int) bool {
-	if depth >= jsonStackLimit {
-		p.err = &jsonError{msg: "Exceeded stackLimit in readValue().", at: p.pos, extra: -1, fatal: true}
+func (p *parser) readValue(v *Value, depth int) bool {
+	if depth >= StackLimit {
+		p.err = &Error{msg: "Exceeded stackLimit in readValue().", at: p.pos, extra: -1, fatal: true}
 		return false
 	}
 	t, _ := p.readToken()
-	for t.kind == tokComment {
+	for t.typ == tokComment {
 		if depth > 0 {
 			return p.failOurs("comment inside the record", t.start)
 		}
 		t, _ = p.readToken()
 	}
-	switch t.kind {
+	switch t.typ {
 	case tokObjectBegin:
 		return p.readObject(v, depth)
 	case tokArrayBegin:
@@ -431,62 +361,62 @@ func (p *jsonParser) readValue(v *jsonValue, depth int) bool {
 		return p.decodeNumber(v, t)
 	case tokString:
 		s, ok := p.decodeString(t)
-		*v = jsonValue{kind: jsonString, s: s}
+		*v = Value{Kind: String, Str: s}
 		return ok
 	case tokTrue:
-		*v = jsonValue{kind: jsonBool, b: true}
+		*v = Value{Kind: Bool, Boolean: true}
 	case tokFalse:
-		*v = jsonValue{kind: jsonBool}
+		*v = Value{Kind: Bool}
 	case tokNull:
-		*v = jsonValue{}
+		*v = Value{}
 	default:
 		return p.fail("Syntax error: value, object or array expected.", t.start, -1)
 	}
 	return true
 }
 
-func (p *jsonParser) readArray(v *jsonValue, depth int) bool {
-	*v = jsonValue{kind: jsonArray}
+func (p *parser) readArray(v *Value, depth int) bool {
+	*v = Value{Kind: Array}
 	for {
 		p.skipSpaces()
 		if p.pos < len(p.doc) && p.doc[p.pos] == ']' {
-			if len(v.arr) == 0 {
+			if len(v.Arr) == 0 {
 				p.pos++
 				return true
 			}
 			return p.failOurs("trailing comma in array", p.pos)
 		}
-		v.arr = append(v.arr, jsonValue{})
-		if !p.readValue(&v.arr[len(v.arr)-1], depth+1) {
+		v.Arr = append(v.Arr, Value{})
+		if !p.readValue(&v.Arr[len(v.Arr)-1], depth+1) {
 			return false
 		}
 		t, ok := p.readToken()
-		if t.kind == tokComment {
+		if t.typ == tokComment {
 			return p.failOurs("comment inside the record", t.start)
 		}
-		if !ok || t.kind != tokComma && t.kind != tokArrayEnd {
+		if !ok || t.typ != tokComma && t.typ != tokArrayEnd {
 			return p.fail("Missing ',' or ']' in array declaration", t.start, -1)
 		}
-		if t.kind == tokArrayEnd {
+		if t.typ == tokArrayEnd {
 			return true
 		}
 	}
 }
 
-func (p *jsonParser) readObject(v *jsonValue, depth int) bool {
-	*v = jsonValue{kind: jsonObject}
+func (p *parser) readObject(v *Value, depth int) bool {
+	*v = Value{Kind: Object}
 	for first := true; ; first = false {
 		name, ok := p.readToken()
-		if name.kind == tokComment {
+		if name.typ == tokComment {
 			return p.failOurs("comment inside the record", name.start)
 		}
-		if ok && name.kind == tokObjectEnd {
+		if ok && name.typ == tokObjectEnd {
 			if first {
 				return true
 			}
 			return p.failOurs("trailing comma in object", name.start)
 		}
-		if !ok || name.kind != tokString {
+		if !ok || name.typ != tokString {
 			return p.fail("Missing '}' or object member name", name.start, -1)
 		}
 		key, ok := p.decodeString(name)
@@ -494,22 +424,22 @@ func (p *jsonParser) readObject(v *jsonValue, depth int) bool {
 			return false
 		}
 		colon, ok := p.readToken()
-		if !ok || colon.kind != tokColon {
+		if !ok || colon.typ != tokColon {
 			return p.fail("Missing ':' after object member name", colon.start, -1)
 		}
-		var value jsonValue
+		var value Value
 		if !p.readValue(&value, depth+1) {
 			return false
 		}
 		v.setMember(key, value)
 		comma, ok := p.readToken()
-		if comma.kind == tokComment {
+		if comma.typ == tokComment {
 			return p.failOurs("comment inside the record", comma.start)
 		}
-		if !ok || comma.kind != tokObjectEnd && comma.kind != tokComma {
+		if !ok || comma.typ != tokObjectEnd && comma.typ != tokComma {
 			return p.fail("Missing ',' or '}' in object declaration", comma.start, -1)
 		}
-		if comma.kind == tokObjectEnd {
+		if comma.typ == tokObjectEnd {
 			return true
 		}
 	}
@@ -556,10 +486,16 @@ func validJSONNumber(s []byte) bool {
 // decodeNumber is jsoncpp's decodeNumber: an integer literal that fits int64
 // is Int, one that fits uint64 is UInt, anything else is a double; a double
 // out of range is an error.
-func (p *jsonParser) decodeNumber(v *jsonValue, t token) bool {
+func (p *parser) decodeNumber(v *Value, t token) bool {
 	text := p.doc[t.start:t.end]
 	if !validJSONNumber(text) {
-		return p.failOurs(fmt.Sprintf("number %q is not in the JSON grammar", text), t.start)
+		if !p.failOurs(fmt.Sprintf("number %q is not in the JSON grammar", text), t.start) {
+			return false
+		}
+		if string(text) == "-" || len(text) == 0 {
+			*v = Value{Kind: Int} // jsoncpp reads a lone '-' as 0
+			return true
+		}
 	}
 	integer := true
 	for _, c := range text {
@@ -577,13 +513,13 @@ func (p *jsonParser) decodeNumber(v *jsonValue, t token) bool {
 		if u, err := strconv.ParseUint(string(digits), 10, 64); err == nil {
 			switch {
 			case !neg && u <= math.MaxInt64:
-				*v = jsonValue{kind: jsonInt, i: int64(u)}
+				*v = Value{Kind: Int, Int64: int64(u)}
 				return true
 			case !neg:
-				*v = jsonValue{kind: jsonUint, u: u}
+				*v = Value{Kind: Uint, Uint64: u}
 				return true
 			case u <= 1<<63:
-				*v = jsonValue{kind: jsonInt, i: int64(-u)}
+				*v = Value{Kind: Int, Int64: int64(-u)}
 				return true
 			}
 		}
@@ -592,13 +528,13 @@ func (p *jsonParser) decodeNumber(v *jsonValue, t token) bool {
 	if err != nil {
 		return p.fail(fmt.Sprintf("'%s' is not a number.", text), t.start, -1)
 	}
-	*v = jsonValue{kind: jsonReal, f: f}
+	*v = Value{Kind: Real, Float: f}
 	return true
 }
 
 // decodeString is jsoncpp's decodeString, with the restrictions of the file
 // comment: a raw control byte and an unpaired surrogate escape are refused.
-func (p *jsonParser) decodeString(t token) (string, bool) {
+func (p *parser) decodeString(t token) (string, bool) {
 	cur, end := t.start+1, t.end-1
 	// Fast path: nothing to unescape or check.
 	plain := true
@@ -616,8 +552,8 @@ func (p *jsonParser) decodeString(t token) (string, bool) {
 		c := p.doc[cur]
 		cur++
 		if c != '\\' {
-			if c < 0x20 {
-				return "", p.failOurs("raw control character in string", cur-1)
+			if c < 0x20 && !p.failOurs("raw control character in string", cur-1) {
+				return "", false
 			}
 			out = append(out, c)
 			continue
@@ -655,7 +591,7 @@ func (p *jsonParser) decodeString(t token) (string, bool) {
 
 // decodeCodePoint decodes the \u escape whose "\u" was read, and the second
 // half of a surrogate pair.
-func (p *jsonParser) decodeCodePoint(t token, cur *int, end int) (uint32, bool) {
+func (p *parser) decodeCodePoint(t token, cur *int, end int) (uint32, bool) {
 	escapeAt := *cur - 2
 	cp, ok := p.decodeHex4(t, cur, end)
 	if !ok {
@@ -679,17 +615,19 @@ func (p *jsonParser) decodeCodePoint(t token, cur *int, end int) (uint32, bool) 
 		if !ok {
 			return 0, false
 		}
-		if lo < 0xdc00 || lo > 0xdfff {
-			return 0, p.failOurs("high surrogate escape not followed by a low surrogate", escapeAt)
+		if (lo < 0xdc00 || lo > 0xdfff) && !p.failOurs("high surrogate escape not followed by a low surrogate", escapeAt) {
+			return 0, false
 		}
 		return 0x10000 + (cp&0x3ff)<<10 + lo&0x3ff, true
 	case cp >= 0xdc00 && cp <= 0xdfff:
-		return 0, p.failOurs("unpaired low surrogate escape", escapeAt)
+		if !p.failOurs("unpaired low surrogate escape", escapeAt) {
+			return 0, false
+		}
 	}
 	return cp, true
 }
 
-func (p *jsonParser) decodeHex4(t token, cur *int, end int) (uint32, bool) {
+func (p *parser) decodeHex4(t token, cur *int, end int) (uint32, bool) {
 	if end-*cur < 4 {
 		return 0, p.fail("Bad unicode escape sequence in string: four digits expected.", t.start, *cur)
 	}

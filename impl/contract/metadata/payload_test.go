@@ -1,4 +1,4 @@
-package contract
+package metadata
 
 import (
 	"bytes"
@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/internal/vectortest"
+	"github.com/oplogha/oplogha/impl/contract/structpack"
 )
 
 // Conversion of payloads.jsonl "fields" into the Go types.
@@ -148,7 +152,7 @@ func mountFromFields(t testing.TB, fields map[string]any) SegmentMountOp {
 
 // payloadCodec is one payload type's codec, value-typed for table tests.
 type payloadCodec struct {
-	op         OpType
+	op         contract.OpType
 	encode     func(v any) ([]byte, error)
 	encodeLit  func(v any) ([]byte, error)
 	decode     func(b []byte) (any, error)
@@ -157,28 +161,28 @@ type payloadCodec struct {
 
 var payloadCodecs = map[string]payloadCodec{
 	"MetadataPayload": {
-		op:         OpPutEnd,
+		op:         contract.OpPutEnd,
 		encode:     func(v any) ([]byte, error) { return EncodeMetadataPayload(v.(MetadataPayload)) },
 		encodeLit:  func(v any) ([]byte, error) { return EncodeMetadataPayloadTypeLiteral(v.(MetadataPayload)) },
 		decode:     func(b []byte) (any, error) { return DecodeMetadataPayload(b) },
 		fromFields: func(t testing.TB, f map[string]any) any { return metadataFromFields(t, f) },
 	},
 	"SegmentMountOp": {
-		op:         OpSegmentMount,
+		op:         contract.OpSegmentMount,
 		encode:     func(v any) ([]byte, error) { return EncodeSegmentMountOp(v.(SegmentMountOp)), nil },
 		encodeLit:  func(v any) ([]byte, error) { return EncodeSegmentMountOpTypeLiteral(v.(SegmentMountOp)), nil },
 		decode:     func(b []byte) (any, error) { return DecodeSegmentMountOp(b) },
 		fromFields: func(t testing.TB, f map[string]any) any { return mountFromFields(t, f) },
 	},
 	"SegmentUpdateOp": {
-		op:         OpSegmentUpdate,
+		op:         contract.OpSegmentUpdate,
 		encode:     func(v any) ([]byte, error) { return EncodeSegmentUpdateOp(v.(SegmentUpdateOp)), nil },
 		encodeLit:  func(v any) ([]byte, error) { return EncodeSegmentUpdateOpTypeLiteral(v.(SegmentUpdateOp)), nil },
 		decode:     func(b []byte) (any, error) { return DecodeSegmentUpdateOp(b) },
 		fromFields: func(t testing.TB, f map[string]any) any { return SegmentUpdateOp(mountFromFields(t, f)) },
 	},
 	"SegmentUnmountOp": {
-		op:        OpSegmentUnmount,
+		op:        contract.OpSegmentUnmount,
 		encode:    func(v any) ([]byte, error) { return EncodeSegmentUnmountOp(v.(SegmentUnmountOp)), nil },
 		encodeLit: func(v any) ([]byte, error) { return EncodeSegmentUnmountOpTypeLiteral(v.(SegmentUnmountOp)), nil },
 		decode:    func(b []byte) (any, error) { return DecodeSegmentUnmountOp(b) },
@@ -200,7 +204,7 @@ func codecFor(t testing.TB, v payloadVector) (payloadCodec, bool) {
 	if !ok {
 		t.Fatalf("unknown payload type %q", v.Type)
 	}
-	if c.op != OpType(v.OpType) {
+	if c.op != contract.OpType(v.OpType) {
 		t.Fatalf("type %s rides in op %d, vector says %d", name, c.op, v.OpType)
 	}
 	return c, old
@@ -263,24 +267,27 @@ func head(b []byte) []byte {
 // builds) decode with the codec of their entry's op type.
 func TestBatchPayloadsDecode(t *testing.T) {
 	n := 0
-	for _, v := range readVectors[batchVector](t, "batches.jsonl") {
+	for _, v := range readVectors[batchEntries](t, "batches.jsonl") {
 		if strings.HasPrefix(v.Name, "payload_") {
 			continue // arbitrary bytes that exercise the record's base64, not a payload
 		}
-		b := v.Input.batch(t)
-		for i, e := range b.Entries {
+		for i, ve := range v.Input.Entries {
+			e := struct {
+				Op      contract.OpType
+				Payload []byte
+			}{contract.OpType(ve.OpType), mustB64(t, ve.PayloadB64)}
 			var err error
 			switch e.Op {
-			case OpPutEnd:
+			case contract.OpPutEnd:
 				if len(e.Payload) == 0 {
 					continue // upstream's applier stores empty metadata
 				}
 				_, err = DecodeMetadataPayload(e.Payload)
-			case OpSegmentMount:
+			case contract.OpSegmentMount:
 				_, err = DecodeSegmentMountOp(e.Payload)
-			case OpSegmentUnmount:
+			case contract.OpSegmentUnmount:
 				_, err = DecodeSegmentUnmountOp(e.Payload)
-			case OpSegmentUpdate:
+			case contract.OpSegmentUpdate:
 				_, err = DecodeSegmentUpdateOp(e.Payload)
 			default:
 				if len(e.Payload) != 0 {
@@ -300,7 +307,7 @@ func TestBatchPayloadsDecode(t *testing.T) {
 func TestPayloadTypeHashes(t *testing.T) {
 	// The hashes the vectors carry, from MD5 of the type literals.
 	for _, c := range []struct {
-		typ  *spType
+		typ  *structpack.Type
 		want uint32
 	}{
 		{metadataPayloadType, 0xc04738c2},
@@ -308,8 +315,8 @@ func TestPayloadTypeHashes(t *testing.T) {
 		{segmentUpdateType, 0x7b470444},
 		{segmentUnmountType, 0x3c785b6a},
 	} {
-		if c.typ.hash != c.want {
-			t.Errorf("%s hash %08x, want %08x", c.typ.name, c.typ.hash, c.want)
+		if c.typ.Hash() != c.want {
+			t.Errorf("%s hash %08x, want %08x", c.typ.Name(), c.typ.Hash(), c.want)
 		}
 	}
 	// Mount and update bytes are interchangeable; unmount bytes are not a mount.
@@ -317,10 +324,10 @@ func TestPayloadTypeHashes(t *testing.T) {
 	if op, err := DecodeSegmentUpdateOp(mount); err != nil || op.SegmentName != "s" {
 		t.Errorf("mount bytes as update: %+v %v", op, err)
 	}
-	if _, err := DecodeSegmentMountOp(EncodeSegmentUnmountOp(SegmentUnmountOp{TransportEndpoint: "e"})); !errors.Is(err, ErrTypeHash) {
+	if _, err := DecodeSegmentMountOp(EncodeSegmentUnmountOp(SegmentUnmountOp{TransportEndpoint: "e"})); !errors.Is(err, contract.ErrTypeHash) {
 		t.Errorf("unmount bytes as mount: %v", err)
 	}
-	if _, err := DecodeMetadataPayload(mount); !errors.Is(err, ErrTypeHash) {
+	if _, err := DecodeMetadataPayload(mount); !errors.Is(err, contract.ErrTypeHash) {
 		t.Errorf("mount bytes as metadata: %v", err)
 	}
 }
@@ -341,12 +348,12 @@ func TestPayloadBadInput(t *testing.T) {
 						t.Fatalf("truncated to %d of %d bytes: accepted", n, len(b))
 					}
 				}
-				if _, err := c.decode(append(bytes.Clone(b), 0)); !errors.Is(err, ErrMalformed) {
+				if _, err := c.decode(append(bytes.Clone(b), 0)); !errors.Is(err, contract.ErrMalformed) {
 					t.Fatalf("trailing byte: %v", err)
 				}
 				bad := bytes.Clone(b)
 				bad[2] ^= 0x40
-				if _, err := c.decode(bad); !errors.Is(err, ErrTypeHash) {
+				if _, err := c.decode(bad); !errors.Is(err, contract.ErrTypeHash) {
 					t.Fatalf("corrupted hash: %v", err)
 				}
 				bad = bytes.Clone(b)
@@ -357,7 +364,7 @@ func TestPayloadBadInput(t *testing.T) {
 				if b[0]&1 != 0 {
 					bad = bytes.Clone(b)
 					bad[4] |= 0x20
-					if _, err := c.decode(bad); !errors.Is(err, ErrMalformed) {
+					if _, err := c.decode(bad); !errors.Is(err, contract.ErrMalformed) {
 						t.Fatalf("unknown metainfo bit: %v", err)
 					}
 				}
@@ -379,25 +386,25 @@ func TestPayloadCorruptFields(t *testing.T) {
 	}
 	bad := bytes.Clone(b)
 	bad[40] = 5
-	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("variant index 5: %v", err)
 	}
 	bad = bytes.Clone(b)
 	bad[39-8] = 0xff // replica count 255 with one replica's bytes
-	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("overlong vector: %v", err)
 	}
 	bad = bytes.Clone(b)
 	bad[5]++ // compatible length off by one
-	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("compatible length mismatch: %v", err)
 	}
 	bad = bytes.Clone(b)
 	bad[len(bad)-1] = 2 // hard_pinned has-value byte 2
-	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeMetadataPayload(bad); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("bool 2: %v", err)
 	}
-	if _, err := EncodeMetadataPayload(MetadataPayload{Replicas: []ReplicaDescriptor{{ID: 1}}}); !errors.Is(err, ErrMalformed) {
+	if _, err := EncodeMetadataPayload(MetadataPayload{Replicas: []ReplicaDescriptor{{ID: 1}}}); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("nil variant encoded: %v", err)
 	}
 
@@ -405,17 +412,17 @@ func TestPayloadCorruptFields(t *testing.T) {
 	// hash(4) "s"(2) "e"(2) capacity(8) is_memory_segment at 16.
 	bad = bytes.Clone(mount)
 	bad[16] = 2
-	if _, err := DecodeSegmentMountOp(bad); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeSegmentMountOp(bad); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("bool 2: %v", err)
 	}
 	bad = bytes.Clone(mount)
 	bad[4] = 0xff // segment name of 255 bytes
-	if _, err := DecodeSegmentMountOp(bad); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeSegmentMountOp(bad); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("overlong string: %v", err)
 	}
 	// A compatible length on a type without compatible fields.
 	withMeta := append([]byte{mount[0] | 1, mount[1], mount[2], mount[3], 0b01, byte(len(mount) + 3), 0}, mount[4:]...)
-	if _, err := DecodeSegmentMountOp(withMeta); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeSegmentMountOp(withMeta); !errors.Is(err, contract.ErrMalformed) {
 		t.Errorf("compatible length on SegmentMountOp: %v", err)
 	}
 	// Wider lengths than needed are valid struct_pack (metainfo says 2 bytes).
@@ -443,3 +450,27 @@ func TestPayloadWidths(t *testing.T) {
 		}
 	}
 }
+
+type payloadVector struct {
+	Name                string         `json:"name"`
+	Type                string         `json:"type"`
+	OpType              uint8          `json:"op_type"`
+	Fields              map[string]any `json:"fields"`
+	BytesB64            string         `json:"bytes_b64"`
+	BytesB64TypeLiteral string         `json:"bytes_b64_type_literal"`
+}
+
+// batchEntries is the part of a batches.jsonl line the payload tests read.
+type batchEntries struct {
+	Name  string `json:"name"`
+	Input struct {
+		Entries []struct {
+			OpType     uint8  `json:"op_type"`
+			PayloadB64 string `json:"payload_b64"`
+		} `json:"entries"`
+	} `json:"input"`
+}
+
+func readVectors[T any](t testing.TB, file string) []T { return vectortest.Read[T](t, file) }
+
+func mustB64(t testing.TB, s string) []byte { return vectortest.B64(t, s) }
