@@ -96,6 +96,11 @@ var (
 	ErrLegacySnapshotID error = &kind{text: "legacy snapshot id malformed", of: ErrMalformed}
 )
 
+// NewKind is a sentinel with a text of its own that is also of, one of the
+// sentinels above (errors.Is matches both): how the contract's
+// subpackages name the failures their callers branch on.
+func NewKind(text string, of error) error { return &kind{text: text, of: of} }
+
 // kind is a sentinel with a text of its own that is also another sentinel:
 // errors.Is(err, ErrMalformedPointer) and errors.Is(err, ErrMalformed) both
 // hold for a pointer that does not decode.

@@ -35,7 +35,7 @@ type Member struct {
 	Value Value
 }
 
-// isUInt is jsoncpp's Value::isUInt: a value that converts to uint32 exactly.
+// IsUInt is jsoncpp's Value::isUInt: a value that converts to uint32 exactly.
 func (v *Value) IsUInt() bool {
 	switch v.Kind {
 	case Int:
@@ -48,7 +48,7 @@ func (v *Value) IsUInt() bool {
 	return false
 }
 
-// isUInt64 is jsoncpp's Value::isUInt64: a value that converts to uint64
+// IsUInt64 is jsoncpp's Value::isUInt64: a value that converts to uint64
 // exactly (a double must be below 2^64, which uint64 max rounds up to).
 func (v *Value) IsUInt64() bool {
 	switch v.Kind {
@@ -62,7 +62,34 @@ func (v *Value) IsUInt64() bool {
 	return false
 }
 
-// asUInt64 converts a value for which isUInt64 holds.
+// IsInt64 is jsoncpp's Value::isInt64: a value that converts to int64
+// exactly (a double must be below 2^63, which int64 max rounds up to).
+func (v *Value) IsInt64() bool {
+	switch v.Kind {
+	case Int:
+		return true
+	case Uint:
+		return v.Uint64 <= math.MaxInt64
+	case Real:
+		return v.Float >= -9223372036854775808.0 && v.Float < 9223372036854775808.0 && isIntegral(v.Float)
+	}
+	return false
+}
+
+// AsInt64 converts a value for which IsInt64 holds.
+func (v *Value) AsInt64() int64 {
+	switch v.Kind {
+	case Int:
+		return v.Int64
+	case Uint:
+		return int64(v.Uint64)
+	case Real:
+		return int64(v.Float)
+	}
+	return 0
+}
+
+// AsUInt64 converts a value for which IsUInt64 holds.
 func (v *Value) AsUInt64() uint64 {
 	switch v.Kind {
 	case Int:
@@ -80,7 +107,7 @@ func isIntegral(f float64) bool {
 	return frac == 0
 }
 
-// member returns the value of the object member name.
+// Get returns the value of the object member name.
 func (v *Value) Get(name string) (*Value, bool) {
 	i := sort.Search(len(v.Obj), func(i int) bool { return v.Obj[i].Name >= name })
 	if i < len(v.Obj) && v.Obj[i].Name == name {
@@ -88,6 +115,10 @@ func (v *Value) Get(name string) (*Value, bool) {
 	}
 	return nil, false
 }
+
+// Set sets (or replaces) an object member, keeping the members sorted:
+// how a writer builds the object jsoncpp's writer sorts.
+func (v *Value) Set(name string, value Value) { v.setMember(name, value) }
 
 // setMember sets (or, as jsoncpp does for a repeated name, replaces) a member.
 func (v *Value) setMember(name string, value Value) {

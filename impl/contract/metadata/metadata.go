@@ -193,6 +193,74 @@ func (f *ReplicaFields) Variant() ReplicaVariant {
 	return nil
 }
 
+// Measure adds f's wire size to z (an Index outside 0..4 is refused by
+// Write's caller beforehand: Valid).
+func (f *ReplicaFields) Measure(z *structpack.Size) {
+	z.Fixed(8 + 1 + 4)
+	if v := f.Variant(); v != nil {
+		v.measure(z)
+	}
+}
+
+// Valid reports whether f's Index names an alternative.
+func (f *ReplicaFields) Valid() bool { return f.Index <= 4 }
+
+// Write writes f as upstream's Replica::Descriptor: id, the variant's
+// index and alternative, status.
+func (f *ReplicaFields) Write(w *structpack.Writer) {
+	w.U64(f.ID)
+	w.U8(f.Index)
+	switch f.Index {
+	case 0, 1:
+		f.Buffer.write(w)
+	case 2:
+		f.Disk.write(w)
+	case 3:
+		f.LocalDisk.write(w)
+	case 4:
+		f.DistributedFS.write(w)
+	}
+	w.I32(int32(f.Status))
+}
+
+// Read reads a replica descriptor into f.
+func (f *ReplicaFields) Read(r *structpack.Reader) { f.read(r) }
+
+// FieldsOf is the ReplicaFields form of rd.
+func FieldsOf(rd ReplicaDescriptor) ReplicaFields {
+	f := ReplicaFields{ID: rd.ID, Status: rd.Status, Index: 255}
+	switch v := rd.Variant.(type) {
+	case MemoryDescriptor:
+		f.Index, f.Buffer = 0, v.Buffer
+	case NoFDescriptor:
+		f.Index, f.Buffer = 1, v.Buffer
+	case DiskDescriptor:
+		f.Index, f.Disk = 2, v
+	case LocalDiskDescriptor:
+		f.Index, f.LocalDisk = 3, v
+	case DistributedFSDescriptor:
+		f.Index, f.DistributedFS = 4, v
+	}
+	return f
+}
+
+// MinReplicaBytes is the fewest bytes a replica descriptor takes on the
+// wire: a reader bounds a replica count by it.
+const MinReplicaBytes = minReplicaBytes
+
+// LitReplicaDescriptor is the type literal of upstream's Replica::Descriptor.
+var LitReplicaDescriptor = structpack.LitStruct(
+	structpack.LitUint64, // id
+	structpack.LitVariant(
+		structpack.LitStruct(structpack.LitStruct(structpack.LitUint64, structpack.LitUint64, structpack.LitString, structpack.LitString)), // MemoryDescriptor
+		structpack.LitStruct(structpack.LitStruct(structpack.LitUint64, structpack.LitUint64, structpack.LitString, structpack.LitString)), // NoFDescriptor
+		structpack.LitStruct(structpack.LitString, structpack.LitUint64),                                                                   // DiskDescriptor
+		structpack.LitStruct(structpack.LitPair64, structpack.LitUint64, structpack.LitString),                                             // LocalDiskDescriptor
+		structpack.LitStruct(structpack.LitString, structpack.LitUint64, structpack.LitUint64, structpack.LitUint64, structpack.LitInt32),  // DistributedFSDescriptor
+	),
+	structpack.LitInt32, // status
+)
+
 // read reads a replica descriptor: id, the variant's index and
 // alternative, status.
 func (f *ReplicaFields) read(r *structpack.Reader) {
@@ -248,19 +316,9 @@ type MetadataPayload struct {
 }
 
 var metadataPayloadType = structpack.NewType("MetadataPayload", true, structpack.LitStruct(
-	structpack.LitPair64, // client_id
-	structpack.LitUint64, // size
-	structpack.LitVector(structpack.LitStruct( // replicas: Replica::Descriptor
-		structpack.LitUint64, // id
-		structpack.LitVariant(
-			structpack.LitStruct(structpack.LitStruct(structpack.LitUint64, structpack.LitUint64, structpack.LitString, structpack.LitString)), // MemoryDescriptor
-			structpack.LitStruct(structpack.LitStruct(structpack.LitUint64, structpack.LitUint64, structpack.LitString, structpack.LitString)), // NoFDescriptor
-			structpack.LitStruct(structpack.LitString, structpack.LitUint64),                                                                   // DiskDescriptor
-			structpack.LitStruct(structpack.LitPair64, structpack.LitUint64, structpack.LitString),                                             // LocalDiskDescriptor
-			structpack.LitStruct(structpack.LitString, structpack.LitUint64, structpack.LitUint64, structpack.LitUint64, structpack.LitInt32),  // DistributedFSDescriptor
-		),
-		structpack.LitInt32, // status
-	)),
+	structpack.LitPair64,                        // client_id
+	structpack.LitUint64,                        // size
+	structpack.LitVector(LitReplicaDescriptor), // replicas
 	// group_id, data_type, hard_pinned: compatible<>, not in the literal
 ))
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"io"
 
 	"github.com/oplogha/oplogha/impl/contract"
 )
@@ -14,6 +15,7 @@ import (
 const (
 	spInt32     = 0x01
 	spUint64    = 0x04
+	spUint8     = 0x06
 	spBool      = 0x0b
 	spChar      = 0x0c
 	spString    = 0x80
@@ -26,6 +28,7 @@ const (
 var (
 	LitInt32  = []byte{spInt32}
 	LitUint64 = []byte{spUint64}
+	LitUint8  = []byte{spUint8}
 	LitBool   = []byte{spBool}
 	LitString = []byte{spString, spChar}
 	// LitPair64 is std::pair<uint64_t, uint64_t> (upstream's UUID). It is
@@ -92,6 +95,10 @@ func (z *Size) Str(s string) {
 type Writer struct {
 	buf   []byte
 	width int
+	// MarshalTo's output, what went to it, and its first error.
+	out     io.Writer
+	written int64
+	err     error
 }
 
 func (w *Writer) U8(v uint8) { w.buf = append(w.buf, v) }
@@ -118,10 +125,11 @@ func (w *Writer) Str(s string) {
 	w.buf = append(w.buf, s...)
 }
 
-// Marshal writes a buffer of type t whose fields measure z, with the
-// body (compatible section included) written by body. withLiteral selects
-// the non-NDEBUG wire variant.
-func Marshal(t *Type, withLiteral bool, z Size, body func(*Writer)) []byte {
+// header is the head of a buffer of type t whose fields measure z: the
+// type hash, and the metainfo byte, compatible length and type literal
+// where they are written. It returns the head, the container length width
+// and the whole buffer's length.
+func header(t *Type, withLiteral bool, z Size) ([]byte, int, uint64) {
 	hasMeta := t.hasCompat || withLiteral
 	width, widthBits := 1, byte(0)
 	switch {
@@ -158,22 +166,70 @@ func Marshal(t *Type, withLiteral bool, z Size, body func(*Writer)) []byte {
 	if hasMeta || width != 1 {
 		head |= 1
 	}
-	w := Writer{buf: make([]byte, 0, n), width: width}
+	w := Writer{width: compatWidth}
 	w.buf = binary.LittleEndian.AppendUint32(w.buf, head)
 	if head&1 != 0 {
 		w.U8(meta)
 		if compatWidth != 0 {
-			saved := w.width
-			w.width = compatWidth
 			w.Length(int(n))
-			w.width = saved
 		}
 		if withLiteral {
 			w.buf = append(append(w.buf, t.literal...), 0)
 		}
 	}
+	return w.buf, width, n
+}
+
+// Marshal writes a buffer of type t whose fields measure z, with the
+// body (compatible section included) written by body. withLiteral selects
+// the non-NDEBUG wire variant.
+func Marshal(t *Type, withLiteral bool, z Size, body func(*Writer)) []byte {
+	head, width, n := header(t, withLiteral, z)
+	w := Writer{buf: make([]byte, 0, n), width: width}
+	w.buf = append(w.buf, head...)
 	body(&w)
 	return w.buf
+}
+
+// MarshalTo is Marshal writing to out as it goes: body calls Flush at
+// points of its choosing (after each element of a long vector), and only
+// what has not been flushed is held in memory. It returns the length
+// written, which is an error unless it is the length z announced (the
+// buffer's header states it).
+func MarshalTo(out io.Writer, t *Type, withLiteral bool, z Size, body func(*Writer)) (int64, error) {
+	head, width, n := header(t, withLiteral, z)
+	w := Writer{buf: make([]byte, 0, flushAt+4096), width: width, out: out}
+	w.buf = append(w.buf, head...)
+	body(&w)
+	w.flush()
+	if w.err != nil {
+		return w.written, w.err
+	}
+	if uint64(w.written) != n {
+		return w.written, fmt.Errorf("struct_pack %s: wrote %d bytes, measured %d", t.name, w.written, n)
+	}
+	return w.written, nil
+}
+
+// flushAt is the buffered length from which Writer.Flush writes out.
+const flushAt = 64 << 10
+
+// Flush writes what is buffered to the output of MarshalTo once it has
+// grown past a block; for Marshal it does nothing.
+func (w *Writer) Flush() {
+	if w.out != nil && len(w.buf) >= flushAt {
+		w.flush()
+	}
+}
+
+func (w *Writer) flush() {
+	if w.out == nil || w.err != nil || len(w.buf) == 0 {
+		return
+	}
+	n, err := w.out.Write(w.buf)
+	w.written += int64(n)
+	w.err = err
+	w.buf = w.buf[:0]
 }
 
 // Reader reads a body. The first failure sticks in err and makes every
