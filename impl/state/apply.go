@@ -125,14 +125,15 @@ func (t *tables) change(c *change, hint *btree.PathHint) {
 }
 
 // replayObject is the object upstream's applier stores for a PUT_END
-// payload: empty when the payload is empty or does not decode.
+// payload: empty, hard_pinned unset, when the payload is empty or does not
+// decode.
 func (d *payloadDecoder) replayObject(payload []byte) (*Object, error) {
 	if len(payload) == 0 {
-		return new(Object), nil
+		return &Object{HardPinnedUnset: true}, nil
 	}
 	obj, decodeErr, err := d.object(payload)
 	if decodeErr != nil {
-		return new(Object), nil // upstream: struct_pack fails, empty metadata
+		return &Object{HardPinnedUnset: true}, nil // upstream: struct_pack fails, empty metadata
 	}
 	return obj, err // err: decodes, but this model cannot hold it
 }

@@ -2,16 +2,15 @@ package state
 
 import "fmt"
 
-// Builder loads a State from a stream of segments and objects in sorted
-// order (a snapshot decode), appending to the trees without searching. It
+// Builder loads a State from a stream of segments and objects (a snapshot
+// decode). In sorted order, which is how this project writes snapshots, it
+// appends to the trees without searching; in any other order (upstream's
+// writer copies its hash maps) it inserts. A key given twice is an error. It
 // validates as Apply would, so a decoded snapshot cannot hold what the OpLog
 // could not have produced.
 type Builder struct {
 	t       *tables
-	lastKey ObjectKey
-	hasLast bool
-	objects int // objects added: errors name an object by its position, never by its tenant or key
-	lastSeg string
+	objects int      // objects added: errors name an object by its position, never by its tenant or key
 	slab    []Object // objects are carved from blocks: far fewer heap objects to mark
 	err     error
 }
@@ -21,7 +20,7 @@ const objectSlab = 1024
 // NewBuilder starts an empty state.
 func NewBuilder() *Builder { return &Builder{t: newTables()} }
 
-// AddSegment adds a segment; endpoints must ascend.
+// AddSegment adds a segment; an endpoint given twice is an error.
 func (b *Builder) AddSegment(s Segment) error {
 	if b.err != nil {
 		return b.err
@@ -29,38 +28,43 @@ func (b *Builder) AddSegment(s Segment) error {
 	if err := s.validate(); err != nil {
 		return b.fail(err)
 	}
-	if b.t.segments.Len() > 0 && s.Endpoint <= b.lastSeg { // "" sorts first: only the first segment may have it
-		return b.fail(fmt.Errorf("%w: segment %q after %q: not ascending", ErrMalformed, s.Endpoint, b.lastSeg))
-	}
-	b.lastSeg = s.Endpoint
 	seg := s
-	b.t.segments.Load(segmentItem{s: &seg})
+	if _, dup := b.t.segments.Load(segmentItem{s: &seg}); dup {
+		return b.fail(fmt.Errorf("%w: segment %d: its endpoint is given twice", ErrMalformed, b.t.segments.Len()))
+	}
 	return nil
 }
 
-// AddObject adds an object; (tenant, key) must ascend, and the tenant is
-// never "" (Apply stores it as "default"). Replicas are not checked against
-// the segments: upstream's applier does not link them (apply.go).
+// AddObject adds an object. The tenant is never "" (Apply stores it as
+// "default"), and a key given twice is an error. Replicas are not checked
+// against the segments: upstream's applier does not link them (apply.go).
 func (b *Builder) AddObject(k ObjectKey, o Object) error {
+	if b.err != nil {
+		return b.err
+	}
+	if len(b.slab) == cap(b.slab) {
+		b.slab = make([]Object, 0, objectSlab)
+	}
+	b.slab = append(b.slab, o)
+	return b.AddObjectShared(k, &b.slab[len(b.slab)-1])
+}
+
+// AddObjectShared is AddObject keeping o itself, which the caller must not
+// change afterwards.
+func (b *Builder) AddObjectShared(k ObjectKey, o *Object) error {
 	if b.err != nil {
 		return b.err
 	}
 	if k.Tenant == "" || len(k.Key) > MaxKeyBytes || len(k.Tenant) > MaxKeyBytes {
 		return b.fail(fmt.Errorf("%w: object %d: key of %d bytes, tenant of %d", ErrMalformed, b.objects, len(k.Key), len(k.Tenant)))
 	}
-	if b.hasLast && !lessObject(objectItem{k: b.lastKey}, objectItem{k: k}) {
-		return b.fail(fmt.Errorf("%w: object %d: its key does not ascend from object %d's", ErrMalformed, b.objects, b.objects-1))
-	}
 	if err := o.validate(); err != nil {
 		return b.fail(fmt.Errorf("object %d: %w", b.objects, err))
 	}
-	b.lastKey, b.hasLast = k, true
-	b.objects++
-	if len(b.slab) == cap(b.slab) {
-		b.slab = make([]Object, 0, objectSlab)
+	if _, dup := b.t.objects.Load(objectItem{k: k, o: o}); dup {
+		return b.fail(fmt.Errorf("%w: object %d: its key is given twice", ErrMalformed, b.objects))
 	}
-	b.slab = append(b.slab, o)
-	b.t.objects.Load(objectItem{k: k, o: &b.slab[len(b.slab)-1]})
+	b.objects++
 	return nil
 }
 

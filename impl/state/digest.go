@@ -36,9 +36,12 @@ func (t *tables) Digest() Digest {
 		h.num(o.Size)
 		h.str(o.GroupID)
 		h.num(uint64(o.DataType))
-		if o.HardPinned {
+		switch {
+		case o.HardPinned:
 			h.num(1)
-		} else {
+		case o.HardPinnedUnset:
+			h.num(2)
+		default:
 			h.num(0)
 		}
 		h.num(uint64(len(o.Replicas)))

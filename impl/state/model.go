@@ -93,6 +93,12 @@ type Object struct {
 	GroupID    string    `json:"group_id,omitempty"`
 	DataType   uint32    `json:"data_type,omitempty"` // upstream's ObjectDataType, a uint8
 	HardPinned bool      `json:"hard_pinned,omitempty"`
+	// HardPinnedUnset: hard_pinned has no value (upstream's std::nullopt;
+	// HardPinned is then false). Upstream's applier stores such an object
+	// for a PUT_END without a payload or with one it cannot decode
+	// (oplog_applier.cpp:128-156), and a snapshot chunk written before
+	// upstream had hard_pinned holds them; the snapshot keeps the difference.
+	HardPinnedUnset bool `json:"hard_pinned_unset,omitempty"`
 }
 
 // Segment is one entry of the segment registry, keyed by its transport
@@ -131,6 +137,9 @@ const MaxDataType = 255
 // this is all a replayed PUT_END must pass; admit adds what a client's put
 // must.
 func (o *Object) validate() error {
+	if o.HardPinned && o.HardPinnedUnset {
+		return fmt.Errorf("%w: hard_pinned both true and unset", ErrMalformed)
+	}
 	if len(o.GroupID) > MaxKeyBytes {
 		return fmt.Errorf("%w: group id longer than %d bytes", ErrMalformed, MaxKeyBytes)
 	}

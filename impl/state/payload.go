@@ -69,10 +69,12 @@ func objectPayload(o *Object) metadata.MetadataPayload {
 // objectFromFields is the object upstream's standby stores for a decoded
 // MetadataPayload (MetadataPayload::ToStandbyMetadata,
 // metadata_store.h:110-119: an empty compatible field reads as "",
-// UNKNOWN, false), validated. The object and its replicas are one
-// allocation.
+// UNKNOWN, false), validated.
 func objectFromFields(f *metadata.MetadataFields) (*Object, error) {
-	o := newObject(len(f.Replicas))
+	o, err := objectFromReplicas(f.Replicas)
+	if err != nil {
+		return nil, err
+	}
 	o.ClientID, o.Size = UUID{First: f.ClientID.First, Second: f.ClientID.Second}, f.Size
 	if f.HasGroupID {
 		o.GroupID = f.GroupID
@@ -83,8 +85,19 @@ func objectFromFields(f *metadata.MetadataFields) (*Object, error) {
 	if f.HasHardPinned {
 		o.HardPinned = f.HardPinned
 	}
-	for i := range f.Replicas {
-		rd := &f.Replicas[i]
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// objectFromReplicas is a new object holding reps in this model; the
+// object and its replicas are one allocation. The caller fills the rest and
+// validates.
+func objectFromReplicas(reps []metadata.ReplicaFields) (*Object, error) {
+	o := newObject(len(reps))
+	for i := range reps {
+		rd := &reps[i]
 		st, err := statusFromContract(rd.Status)
 		if err != nil {
 			return nil, fmt.Errorf("replica %d: %w", i, err)
@@ -109,10 +122,28 @@ func objectFromFields(f *metadata.MetadataFields) (*Object, error) {
 			return nil, fmt.Errorf("%w: replica %d has no descriptor", ErrMalformed, i)
 		}
 	}
-	if err := o.validate(); err != nil {
-		return nil, err
-	}
 	return o, nil
+}
+
+// replicaFields is r as upstream's Replica::Descriptor, its variant in place.
+func replicaFields(r *Replica) metadata.ReplicaFields {
+	f := metadata.ReplicaFields{ID: r.ID, Status: statusToContract(r.Status)}
+	buf := metadata.BufferDescriptor{Size: r.Length, BufferAddress: r.Offset, Protocol: r.Protocol, TransportEndpoint: r.Segment}
+	switch r.Kind {
+	case ReplicaMemory:
+		f.Index, f.Buffer = 0, buf
+	case ReplicaNoF:
+		f.Index, f.Buffer = 1, buf
+	case ReplicaDisk:
+		f.Index, f.Disk = 2, metadata.DiskDescriptor{FilePath: r.FilePath, ObjectSize: r.Length}
+	case ReplicaLocalDisk:
+		f.Index, f.LocalDisk = 3, metadata.LocalDiskDescriptor{ClientID: metadata.UUID{First: r.ClientID.First, Second: r.ClientID.Second},
+			ObjectSize: r.Length, TransportEndpoint: r.Segment}
+	case ReplicaDFS:
+		f.Index, f.DistributedFS = 4, metadata.DistributedFSDescriptor{FilePath: r.FilePath, Offset: r.Offset, ObjectSize: r.Length,
+			AlignedSize: r.AlignedSize, ShardIdx: r.ShardIdx}
+	}
+	return f
 }
 
 // newObject returns a zero object with n zero replicas; for the one or two

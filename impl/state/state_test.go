@@ -127,7 +127,7 @@ func TestApplyFollowsUpstreamApplier(t *testing.T) {
 	for _, k := range []string{"empty", "garbage"} {
 		got, ok = s.Object("t", k)
 		require.True(t, ok, k)
-		require.Equal(t, Object{}, got, k)
+		require.Equal(t, Object{HardPinnedUnset: true}, got, k) // upstream: empty metadata, hard_pinned nullopt
 	}
 	// Segment ops: the payload's endpoint names the segment, whatever the
 	// entry's tenant and key; mount and update upsert; unmount of a missing
@@ -381,16 +381,18 @@ func BenchmarkCapture1M(b *testing.B) {
 }
 
 // Errors reach logs, and the RFC forbids logging tenant keys: the builder
-// names a misplaced object, or one on an unknown segment, by its position.
+// names an object given twice, or an invalid one, by its position.
 func TestBuilderErrorsNameNoTenantKey(t *testing.T) {
 	b := NewBuilder()
 	require.NoError(t, b.AddSegment(memSeg("s1")))
 	require.NoError(t, b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "zz-private-key"}, obj("s1", 1)))
-	err := b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "aa-private-key"}, obj("s1", 2))
+	require.NoError(t, b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "aa-private-key"}, obj("s1", 2)), "any order")
+	err := b.AddObject(ObjectKey{Tenant: "tenant-secret", Key: "zz-private-key"}, obj("s1", 3))
 	require.ErrorIs(t, err, ErrMalformed)
 	require.NotContains(t, err.Error(), "private-key")
 	require.NotContains(t, err.Error(), "tenant-secret")
-	require.Contains(t, err.Error(), "object 1")
+	require.Contains(t, err.Error(), "object 2")
+	require.ErrorIs(t, NewBuilderWith(t, memSeg("s1")).AddSegment(memSeg("s1")), ErrMalformed, "a segment given twice")
 
 	b = NewBuilder()
 	bad := obj("s1", 1)
@@ -399,4 +401,38 @@ func TestBuilderErrorsNameNoTenantKey(t *testing.T) {
 	require.ErrorIs(t, err, ErrMalformed)
 	require.NotContains(t, err.Error(), "k-private")
 	require.NotContains(t, err.Error(), "tenant-secret")
+}
+
+// NewBuilderWith is a builder holding segs.
+func NewBuilderWith(t *testing.T, segs ...Segment) *Builder {
+	b := NewBuilder()
+	for _, s := range segs {
+		require.NoError(t, b.AddSegment(s))
+	}
+	return b
+}
+
+// TestBuilderTakesAnyOrder: objects and segments added in any order build
+// the state a sorted load builds (upstream's writer copies hash maps).
+func TestBuilderTakesAnyOrder(t *testing.T) {
+	sorted, shuffled := NewBuilder(), NewBuilder()
+	segs := []Segment{memSeg("s1"), memSeg("s2"), memSeg("s3")}
+	for i := range segs {
+		require.NoError(t, sorted.AddSegment(segs[i]))
+		require.NoError(t, shuffled.AddSegment(segs[(i+2)%3]))
+	}
+	keys := []string{"a", "b", "c", "d", "e", "f", "g"}
+	for i := range keys {
+		require.NoError(t, sorted.AddObject(ObjectKey{"t", keys[i]}, obj("s1", uint64(i+1))))
+	}
+	for _, i := range []int{3, 0, 6, 1, 5, 2, 4} {
+		require.NoError(t, shuffled.AddObject(ObjectKey{"t", keys[i]}, obj("s1", uint64(i+1))))
+	}
+	a, err := sorted.Finish(Cursor{BatchID: 1, Seq: 1})
+	require.NoError(t, err)
+	b, err := shuffled.Finish(Cursor{BatchID: 1, Seq: 1})
+	require.NoError(t, err)
+	require.Equal(t, a.Digest(), b.Digest())
+	n, m := a.Len()
+	require.Equal(t, [2]int{7, 3}, [2]int{n, m})
 }

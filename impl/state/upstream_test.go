@@ -233,7 +233,11 @@ func TestUpstreamBatches(t *testing.T) {
 				}
 				switch e.Op {
 				case OpPutEnd:
-					want.objects[k] = objects[raw] // absent (empty or not a MetadataPayload): empty metadata
+					o, ok := objects[raw]
+					if !ok { // empty or not a MetadataPayload: empty metadata, hard_pinned unset
+						o = Object{HardPinnedUnset: true}
+					}
+					want.objects[k] = o
 				case OpPutRevoke, OpRemove:
 					delete(want.objects, k)
 				case OpSegmentMount, OpSegmentUpdate:
@@ -273,7 +277,7 @@ func TestUpstreamBatches(t *testing.T) {
 			case "put_end_empty_payload":
 				o, ok := st.Object("default", "legacy")
 				require.True(t, ok, "OpLogApplier stores empty metadata")
-				require.Equal(t, Object{}, o)
+				require.Equal(t, Object{HardPinnedUnset: true}, o, "hard_pinned unset (oplog_applier.cpp:128-141)")
 			case "remove", "put_revoke", "key_empty":
 				n, _ := st.Len()
 				require.Zero(t, n, "removing a missing key is a no-op")
