@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
 )
 
 // The data family: records of the namespace damaged or lost behind the
@@ -149,7 +149,7 @@ func corruptBatch(ctx context.Context, env Env, target string, underOldChecksum 
 // original record's checksum: it parses, every field is well formed, and
 // only the checksum can tell (bit rot, or a writer that forgot to sum).
 func keyChangedUnderOldChecksum(record []byte) ([]byte, error) {
-	b, err := contract.DecodeBatch(record)
+	b, err := batchlog.DecodeBatch(record)
 	if err != nil {
 		return nil, fmt.Errorf("not a record to alter: %w", err)
 	}
@@ -160,7 +160,7 @@ func keyChangedUnderOldChecksum(record []byte) ([]byte, error) {
 		k[len(k)-1] ^= 0x01
 	}
 	b.Entries[0].Key = string(k)
-	altered, err := contract.EncodeBatch(b)
+	altered, err := batchlog.EncodeBatch(b)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 )
 
 // Env is everything a fault can act on, one capability per interface, so
@@ -75,7 +75,7 @@ type Failpoints interface {
 type Etcd interface {
 	// Keyspace names the cluster's etcd keys (impl/contract): the keys
 	// EtcdGet and EtcdPut take.
-	Keyspace() contract.Keyspace
+	Keyspace() keyspace.Keyspace
 	// EtcdGet and EtcdPut read and write a key of the cluster's namespace
 	// directly (not through any link): corruption behind the masters' back.
 	EtcdGet(ctx context.Context, key string) ([]byte, error)

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
 )
 
 // Garbage forms: how a record is replaced by bytes that are not a valid record.
@@ -267,15 +267,15 @@ func keyGarbage(rnd *rand.Rand, t GarbageTarget, form string, orig []byte) ([]by
 
 // batchWrongFields changes the key of a batch record's first entry and
 // keeps its checksum: the record is what upstream's encoder writes for the
-// changed batch (contract.EncodeBatch), well-typed and of the right shape,
+// changed batch (batchlog.EncodeBatch), well-typed and of the right shape,
 // but with the checksum of the batch it was, so only the checksum tells.
 func batchWrongFields(orig []byte) ([]byte, error) {
-	b, err := contract.DecodeBatch(orig)
+	b, err := batchlog.DecodeBatch(orig)
 	if err != nil {
 		return nil, fmt.Errorf("batch record to change does not decode (%v): %s", err, quote(orig))
 	}
 	b.Entries[0].Key += "-garbage"
-	rec, err := contract.EncodeBatch(b)
+	rec, err := batchlog.EncodeBatch(b)
 	if err != nil {
 		return nil, fmt.Errorf("changed batch record: %w", err)
 	}

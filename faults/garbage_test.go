@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/impl/contract"
@@ -23,7 +27,7 @@ import (
 // the garbage kind reaches. Other Env methods are not called (nil embed).
 type keyEnv struct {
 	Env
-	ks    contract.Keyspace
+	ks    keyspace.Keyspace
 	kv    map[string][]byte
 	order []string // creation order, for EtcdOldest
 	rev   int64
@@ -32,12 +36,12 @@ type keyEnv struct {
 }
 
 func newKeyEnv(t *testing.T, seed uint64) *keyEnv {
-	return &keyEnv{ks: contract.MustKeyspace("chaos"), kv: map[string][]byte{}, dir: t.TempDir(), rnd: rand.New(rand.NewPCG(seed, seed))}
+	return &keyEnv{ks: keyspace.Must("chaos"), kv: map[string][]byte{}, dir: t.TempDir(), rnd: rand.New(rand.NewPCG(seed, seed))}
 }
 
 func (e *keyEnv) Rand() *rand.Rand { return e.rnd }
 
-func (e *keyEnv) Keyspace() contract.Keyspace { return e.ks }
+func (e *keyEnv) Keyspace() keyspace.Keyspace { return e.ks }
 
 // at is the key of a namespace suffix ("durable_prefix", "batches/…").
 func (e *keyEnv) at(suffix string) string { return e.ks.Root() + "/" + suffix }
@@ -111,24 +115,24 @@ func seedKeys(t *testing.T, e *keyEnv) {
 		require.NoError(t, err)
 	}
 	for id := uint64(1); id <= 4; id++ {
-		rec, err := contract.EncodeBatch(contract.Batch{ID: id, FirstSeq: id*3 - 2, LastSeq: id * 3, Entries: []contract.Entry{
-			{Op: contract.OpRemove, Tenant: "tenant", Key: fmt.Sprintf("k%d-a", id)},
-			{Op: contract.OpRemove, Tenant: "tenant", Key: fmt.Sprintf("k%d-b", id)},
-			{Op: contract.OpPutRevoke, Tenant: "tenant", Key: fmt.Sprintf("k%d-c", id)},
+		rec, err := batchlog.EncodeBatch(batchlog.Batch{ID: id, FirstSeq: id*3 - 2, LastSeq: id * 3, Entries: []batchlog.Entry{
+			{Op: batchlog.OpRemove, Tenant: "tenant", Key: fmt.Sprintf("k%d-a", id)},
+			{Op: batchlog.OpRemove, Tenant: "tenant", Key: fmt.Sprintf("k%d-b", id)},
+			{Op: batchlog.OpPutRevoke, Tenant: "tenant", Key: fmt.Sprintf("k%d-c", id)},
 		}})
 		require.NoError(t, err)
 		put(e.at(fmt.Sprintf("batches/%020d", id)), rec)
 	}
-	view, err := contract.EncodeProducerView(7)
+	view, err := batchlog.EncodeProducerView(7)
 	require.NoError(t, err)
-	put(e.at("durable_prefix"), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 4, LastSeq: 12}))
+	put(e.at("durable_prefix"), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: 4, LastSeq: 12}))
 	put(e.at("producer_view"), view)
 	put(e.at("leader/694d9a1b2c3d4e5f"), []byte("http://127.0.0.1:4101"))
 	put(e.at("leader/694d9a1b2c3d4e77"), []byte("http://127.0.0.1:4102"))
 	put(e.at("snapshot/writer"), []byte("master-1/694d9a1b2c3d4e5f/0123456789abcdef01234567"))
 	put(e.at("snapshot/latest"), validPointer(t, 3, "snapshots/chaos"))
 	put(e.at("snapshot/fallback"), validPointer(t, 2, "snapshots/chaos"))
-	put(e.at("snapshot/compaction_floor"), contract.Floor{BatchID: 2}.Encode())
+	put(e.at("snapshot/compaction_floor"), batchsnap.Floor{BatchID: 2}.Encode())
 }
 
 // decoderFor is the contract's decoder for a key, the one the
@@ -136,15 +140,15 @@ func seedKeys(t *testing.T, e *keyEnv) {
 func decoderFor(target string) func([]byte) error {
 	switch {
 	case target == "durable_prefix":
-		return func(b []byte) error { _, err := contract.DecodeDurablePrefix(b); return err }
+		return func(b []byte) error { _, err := batchlog.DecodeDurablePrefix(b); return err }
 	case target == "producer_view":
-		return func(b []byte) error { _, err := contract.DecodeProducerView(b); return err }
+		return func(b []byte) error { _, err := batchlog.DecodeProducerView(b); return err }
 	case target == "snapshot/compaction_floor":
-		return func(b []byte) error { _, err := contract.DecodeFloor(b); return err }
+		return func(b []byte) error { _, err := batchsnap.DecodeFloor(b); return err }
 	case target == "snapshot/latest" || target == "snapshot/fallback":
 		return func(b []byte) error { _, err := publish.DecodePointer(b); return err }
 	case strings.HasPrefix(target, "batches/"):
-		return func(b []byte) error { _, err := contract.DecodeBatch(b); return err }
+		return func(b []byte) error { _, err := batchlog.DecodeBatch(b); return err }
 	}
 	return nil
 }
@@ -232,7 +236,7 @@ func TestGarbageHealRefusesWhenTheKeyMovedOn(t *testing.T) {
 	seedKeys(t, e)
 	in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "durable_prefix"})
 	require.NoError(t, err)
-	moved := contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 5, LastSeq: 15})
+	moved := batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: 5, LastSeq: 15})
 	e.kv[e.at("durable_prefix")] = moved
 	require.ErrorContains(t, in.Heal(ctx), "no longer holds the garbage")
 	require.Equal(t, moved, e.kv[e.at("durable_prefix")])
@@ -397,13 +401,13 @@ func TestLoseHistoryKeepsTheResidue(t *testing.T) {
 // A batch altered under its old checksum parses as a record of the right
 // shape and is refused by the checksum alone.
 func TestKeyChangedUnderOldChecksumFailsOnlyTheChecksum(t *testing.T) {
-	rec, err := contract.EncodeBatch(contract.Batch{ID: 4, FirstSeq: 10, LastSeq: 11, Entries: []contract.Entry{
-		{Op: contract.OpRemove, Tenant: "t", Key: "alpha"}, {Op: contract.OpPutRevoke, Tenant: "t", Key: "beta"}}})
+	rec, err := batchlog.EncodeBatch(batchlog.Batch{ID: 4, FirstSeq: 10, LastSeq: 11, Entries: []batchlog.Entry{
+		{Op: batchlog.OpRemove, Tenant: "t", Key: "alpha"}, {Op: batchlog.OpPutRevoke, Tenant: "t", Key: "beta"}}})
 	require.NoError(t, err)
 	bad, err := keyChangedUnderOldChecksum(rec)
 	require.NoError(t, err)
 	require.NotEqual(t, rec, bad)
 	require.Equal(t, len(rec), len(bad))
-	_, err = contract.DecodeBatch(bad)
+	_, err = batchlog.DecodeBatch(bad)
 	require.ErrorIs(t, err, contract.ErrChecksum)
 }

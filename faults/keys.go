@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 )
 
 // pointerKey is the key of a pointer slot, latest or fallback (the callers
 // validate the slot).
-func pointerKey(ks contract.Keyspace, slot string) string {
+func pointerKey(ks keyspace.Keyspace, slot string) string {
 	if slot == "fallback" {
 		return ks.SnapshotFallback()
 	}
@@ -19,7 +20,7 @@ func pointerKey(ks contract.Keyspace, slot string) string {
 
 // shortKey is key without the namespace root, as reports name keys
 // ("durable_prefix", "batches/00000000000000000004").
-func shortKey(ks contract.Keyspace, key string) string {
+func shortKey(ks keyspace.Keyspace, key string) string {
 	return strings.TrimPrefix(key, ks.Root()+"/")
 }
 
@@ -33,7 +34,7 @@ func durableBatch(ctx context.Context, env Env) (uint64, error) {
 	if raw == nil {
 		return 0, fmt.Errorf("%w: no durable prefix", ErrUnavailable)
 	}
-	p, err := contract.DecodeDurablePrefix(raw)
+	p, err := batchlog.DecodeDurablePrefix(raw)
 	if err != nil || p.BatchID == 0 {
 		return 0, fmt.Errorf("%w: no durable batch", ErrUnavailable)
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 )
 
 // resolveNode is ResolveNode for a spec: its target, never its Excluding node.
@@ -128,7 +128,7 @@ var GarbageKeys = []string{TargetPrefix, TargetView, TargetLeader, TargetWriter,
 // key is the etcd key the target names in ks: for the leader the election
 // prefix (the leader's key is the oldest under it), for batches the batch
 // prefix (Batch says which).
-func (t GarbageTarget) key(ks contract.Keyspace) string {
+func (t GarbageTarget) key(ks keyspace.Keyspace) string {
 	switch t.Name {
 	case TargetPrefix:
 		return ks.DurablePrefix()
@@ -137,7 +137,7 @@ func (t GarbageTarget) key(ks contract.Keyspace) string {
 	case TargetLeader:
 		return ks.Leader()
 	case TargetWriter:
-		return ks.SnapshotWriter()
+		return ks.SnapshotMaintenance()
 	case TargetLatest:
 		return ks.SnapshotLatest()
 	case TargetFallback:

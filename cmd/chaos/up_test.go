@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/bin"
@@ -18,7 +20,6 @@ import (
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // TestUpPrintsAVerifyLineThatPasses boots a dev cluster with a snapshot
@@ -52,7 +53,7 @@ func TestUpPrintsAVerifyLineThatPasses(t *testing.T) {
 	line = strings.TrimSpace(line)
 	require.Contains(t, line, "--s3-endpoint")
 
-	ks := contract.MustKeyspace(devClusterID)
+	ks := keyspace.Must(devClusterID)
 	env := cluster.NewEnv(c, ks, 1)
 	_, url, err := env.PrimaryURL(ctx)
 	require.NoError(t, err)

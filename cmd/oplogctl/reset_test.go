@@ -34,7 +34,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/oplogha/oplogha/impl/connect"
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 )
 
 // resetEnv is a real etcd (embedded, in process) and a real S3 server
@@ -219,7 +219,7 @@ func TestResetCheckResidue(t *testing.T) {
 			[]string{"key /oplog/c-unknown/mystery/key  [unknown]", "unknown                    1"}},
 		{"leased-writer", func(t *testing.T, ks keyspace.Keyspace) {
 			id := env.lease(t)
-			env.put(t, ks.SnapshotWriter(), "token", clientv3.WithLease(id))
+			env.put(t, ks.SnapshotMaintenance(), "token", clientv3.WithLease(id))
 		}, []string{"[snapshot/writer]", "alive, ttl", "1 attached keys in /oplog/c-leased-writer/", "1 live leases"}},
 		{"leader", func(t *testing.T, ks keyspace.Keyspace) {
 			// A real election, as a master campaigns.
@@ -274,7 +274,7 @@ func (env *resetEnv) seedFull(t *testing.T, cluster string) (clientv3.LeaseID, c
 	env.put(t, ks.CompactionFloor(), `{"schema_version":1,"batch_id":1}`)
 	env.put(t, ks.LegacyImport(), "{}")
 	env.put(t, ks.Root()+"/mystery", "?")
-	env.put(t, ks.SnapshotWriter(), "token", clientv3.WithLease(env.lease(t)))
+	env.put(t, ks.SnapshotMaintenance(), "token", clientv3.WithLease(env.lease(t)))
 	sess, err := concurrency.NewSession(env.cli, concurrency.WithTTL(60))
 	require.NoError(t, err)
 	t.Cleanup(func() { sess.Close() })

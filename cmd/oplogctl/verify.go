@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/impl/connect"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/contract/verify"
-	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 )
 

@@ -7,23 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // plantOpLog writes batches 1..n (one REMOVE each), the prefix at n and
 // producer view 1 through the contract's encoders.
-func plantOpLog(t *testing.T, cli *clientv3.Client, ks contract.Keyspace, n uint64) {
+func plantOpLog(t *testing.T, cli *clientv3.Client, ks keyspace.Keyspace, n uint64) {
 	for i := uint64(1); i <= n; i++ {
-		v, err := contract.EncodeBatch(contract.Batch{ID: i, FirstSeq: i, LastSeq: i, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}})
+		v, err := batchlog.EncodeBatch(batchlog.Batch{ID: i, FirstSeq: i, LastSeq: i, Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "k"}}})
 		require.NoError(t, err)
 		_, err = cli.Put(context.Background(), ks.Batch(i), string(v))
 		require.NoError(t, err)
 	}
-	_, err := cli.Put(context.Background(), ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: n, LastSeq: n})))
+	_, err := cli.Put(context.Background(), ks.DurablePrefix(), string(batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: n, LastSeq: n})))
 	require.NoError(t, err)
 	_, err = cli.Put(context.Background(), ks.ProducerView(), "1")
 	require.NoError(t, err)
@@ -34,7 +35,7 @@ func TestVerifyNamesAPlantedBadBatch(t *testing.T) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, Logger: zap.NewNop()})
 	require.NoError(t, err)
 	defer cli.Close()
-	ks := contract.MustKeyspace("prod")
+	ks := keyspace.Must("prod")
 	plantOpLog(t, cli, ks, 5)
 
 	var out, errOut bytes.Buffer
@@ -44,7 +45,7 @@ func TestVerifyNamesAPlantedBadBatch(t *testing.T) {
 	require.Contains(t, out.String(), "ok: no violation")
 
 	// A record that parses, with one key changed under its old checksum.
-	v, err := contract.EncodeBatch(contract.Batch{ID: 3, FirstSeq: 3, LastSeq: 3, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}})
+	v, err := batchlog.EncodeBatch(batchlog.Batch{ID: 3, FirstSeq: 3, LastSeq: 3, Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "k"}}})
 	require.NoError(t, err)
 	_, err = cli.Put(context.Background(), ks.Batch(3), strings.Replace(string(v), `"k"`, `"x"`, 1))
 	require.NoError(t, err)

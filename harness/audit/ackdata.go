@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // keyFate is what the history says of one key.
@@ -132,7 +134,7 @@ type logTrail struct {
 
 func newLogTrail(in *Input) *logTrail {
 	t := &logTrail{byKey: map[[2]string][]string{}, batches: map[uint64][]string{}}
-	ks, err := contract.NewKeyspace(in.ClusterID)
+	ks, err := keyspace.New(in.ClusterID)
 	if err != nil {
 		return t
 	}
@@ -145,7 +147,7 @@ func newLogTrail(in *Input) *logTrail {
 			t.batches[id] = append(t.batches[id], fmt.Sprintf("deleted at rev %d", e.Revision))
 			continue
 		}
-		b, err := contract.DecodeBatch(e.Value)
+		b, err := batchlog.DecodeBatch(e.Value)
 		if err != nil {
 			t.batches[id] = append(t.batches[id], fmt.Sprintf("undecodable at rev %d", e.Revision))
 			continue

@@ -39,13 +39,13 @@ var Invariants = []Invariant{
 		"Protected Set; Developer FAQ: the safe deletion boundary", "keyspace-order", "floor moves"},
 	{"floor-verified", "the floor never moves onto a snapshot the run had corrupted before that revision (a snapshot that cannot verify)",
 		"Design Principles 5: when validation is inconclusive, skip GC and pruning", "keyspace-order", "floor moves after a snapshot was corrupted"},
-	{"lease-exclusive", "the writer key is only ever created while absent: no lease takes it over from another that still holds it",
-		"Terminology: the maintenance lease serializes snapshot publication, pointer repair, GC and floor advancement", "keyspace-order", "writer key puts"},
-	{"maintenance-fenced", "every floor move and batch delete happens while a maintenance lease holds the writer key",
+	{"lease-exclusive", "the maintenance key is only ever created while absent: no lease takes it over from another that still holds it",
+		"Terminology: the maintenance lease serializes snapshot publication, pointer repair, GC and floor advancement", "keyspace-order", "maintenance key puts"},
+	{"maintenance-fenced", "every floor move and batch delete happens while a maintenance lease holds the maintenance key",
 		"Terminology: the maintenance lease serializes publication, GC and floor advancement", "keyspace-order", "floor moves and deletes; writer leases that ended"},
 	{"pointers-monotonic", "latest's cursor only grows; fallback is only ever written with the value latest held just before; neither is deleted",
 		"Pointer Publication: pointer cursors never regress", "keyspace-order", "pointer publications"},
-	{"pointer-fenced", "every pointer write is made by the current maintenance lease holder: the writer key is held, at " +
+	{"pointer-fenced", "every pointer write is made by the current maintenance lease holder: the maintenance key is held, at " +
 		"that revision, by the lease the snapshot id names",
 		"Pointer Publication: the transaction compares lease ownership", "keyspace-order", "pointer publications; unpublished " +
 			"candidates of leases since ended (each attempt that failed to publish)"},

@@ -6,8 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
+
 	"github.com/oplogha/oplogha/harness/etcddump"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // KeyspaceOrder replays etcd's MVCC history of the namespace revision by
@@ -18,7 +22,7 @@ import (
 // Revisions the harness itself wrote (fault events' Revisions) update the
 // model without being judged: what the system does next must cope with them.
 func KeyspaceOrder(in *Input) Result {
-	ks, err := contract.NewKeyspace(in.ClusterID)
+	ks, err := keyspace.New(in.ClusterID)
 	if err != nil {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}
@@ -47,10 +51,10 @@ func KeyspaceOrder(in *Input) Result {
 // slot is one pointer slot as of a revision.
 type slot struct {
 	raw []byte
-	p   *contract.Pointer // nil when absent or malformed
+	p   *batchsnap.Pointer // nil when absent or malformed
 }
 
-// writer is the /snapshot/writer key as of a revision.
+// writer is the /snapshot/maintenance key (the maintenance lease's) as of a revision.
 type writer struct {
 	token string
 	lease int64
@@ -62,7 +66,7 @@ const garbled = ^uint64(0)
 
 // replay is the namespace as of the revision being judged.
 type replay struct {
-	ks contract.Keyspace
+	ks keyspace.Keyspace
 	ev evidence
 	n  map[string]int // exercised counts by invariant id
 
@@ -71,7 +75,7 @@ type replay struct {
 
 	view             uint64
 	viewSet          bool
-	prefix           *contract.DurablePrefix
+	prefix           *batchlog.DurablePrefix
 	batches          map[uint64]uint64 // present batch → its last seq
 	batchView        map[uint64]uint64 // batch → the view it was appended under
 	floor            uint64
@@ -79,13 +83,13 @@ type replay struct {
 	hasFloor         bool
 	latest, fallback slot
 	writer           *writer
-	writerEnded      map[int64]int64 // lease → revision its writer key went away
+	writerEnded      map[int64]int64 // lease → revision its maintenance key went away
 	leases           bool            // the history carries lease ids
 	imported         bool
 	revs, prefixPuts int
 }
 
-func newReplay(ks contract.Keyspace, events []Event) *replay {
+func newReplay(ks keyspace.Keyspace, events []Event) *replay {
 	r := &replay{ks: ks, n: map[string]int{}, injected: map[int64]bool{}, corrupted: map[string]int64{},
 		batches: map[uint64]uint64{}, batchView: map[uint64]uint64{}, writerEnded: map[int64]int64{}}
 	for _, e := range events {
@@ -108,17 +112,17 @@ func (r *replay) add(id string, rev int64, format string, args ...any) {
 // change is one revision's writes, sorted by what they touch.
 type change struct {
 	rev       int64
-	batchPuts []contract.Batch
+	batchPuts []batchlog.Batch
 	deletes   []uint64
-	prefix    *contract.DurablePrefix
+	prefix    *batchlog.DurablePrefix
 	prefixDel bool
 	view      *uint64
-	floor     *contract.Floor
+	floor     *batchsnap.Floor
 	latest    *slot
 	fallback  *slot
 	writer    *writer
 	writerDel bool
-	marker    *contract.ImportRecord
+	marker    *legacysnap.ImportRecord
 }
 
 // revision judges one revision's events against the model, then applies them.
@@ -148,7 +152,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 	}
 	put := e.Type == "put"
 	switch {
-	case e.Key == ks.SnapshotWriter():
+	case e.Key == ks.SnapshotMaintenance():
 		if put {
 			c.writer = &writer{token: string(e.Value), lease: e.Lease, rev: rev}
 			r.leases = r.leases || e.Lease != 0
@@ -167,7 +171,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			return
 		}
 		s := slot{raw: e.Value}
-		if p, err := contract.DecodePointer(e.Value); err == nil {
+		if p, err := batchsnap.DecodePointer(e.Value); err == nil {
 			s.p = &p
 		} else if name == "latest" {
 			report("pointers-monotonic", "latest pointer written malformed: %v", err)
@@ -178,7 +182,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			report("view-grows", "producer view deleted")
 			return
 		}
-		v, err := contract.DecodeProducerView(e.Value)
+		v, err := batchlog.DecodeProducerView(e.Value)
 		if err != nil {
 			report("view-grows", "producer view %q: %v", e.Value, err)
 			return
@@ -191,7 +195,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			report("prefix-terminal", "durable prefix deleted")
 			return
 		}
-		p, err := contract.DecodeDurablePrefix(e.Value)
+		p, err := batchlog.DecodeDurablePrefix(e.Value)
 		if err != nil {
 			report("prefix-terminal", "durable prefix %q: %v", e.Value, err)
 			return
@@ -208,7 +212,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			report("legacy-import-once", "legacy import record deleted")
 			return
 		}
-		m, err := contract.DecodeImportRecord(e.Value)
+		m, err := legacysnap.DecodeImportRecord(e.Value)
 		if err != nil {
 			report("legacy-import-once", "legacy import record: %v", err)
 			return
@@ -219,7 +223,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			report("floor-monotonic", "compaction floor deleted")
 			return
 		}
-		f, err := contract.DecodeFloor(e.Value)
+		f, err := batchsnap.DecodeFloor(e.Value)
 		if err != nil {
 			report("floor-monotonic", "compaction floor %q: %v", e.Value, err)
 			return
@@ -241,7 +245,7 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 		if e.Version != 1 {
 			report("batch-once", "batch %d overwritten (version %d, created at rev %d)", id, e.Version, e.CreateRevision)
 		}
-		b, err := contract.DecodeBatch(e.Value)
+		b, err := batchlog.DecodeBatch(e.Value)
 		if err != nil {
 			if injected {
 				r.batches[id] = garbled // garbage the harness wrote: present, unreadable
@@ -271,7 +275,7 @@ func (r *replay) judge(c *change) {
 	if c.writer != nil {
 		r.n["lease-exclusive"]++
 		if w := r.writer; w != nil && !c.writerDel && (w.lease != c.writer.lease || w.token != c.writer.token) {
-			r.add("lease-exclusive", rev, "writer key taken over by %s (lease %x) while %s (lease %x, since rev %d) held it", c.writer.token,
+			r.add("lease-exclusive", rev, "maintenance key taken over by %s (lease %x) while %s (lease %x, since rev %d) held it", c.writer.token,
 				c.writer.lease, w.token, w.lease, w.rev)
 		}
 	}
@@ -330,7 +334,7 @@ func (r *replay) judgeAppend(c *change) {
 			r.add("append-continues", rev, "durable prefix moved to batch %d seq %d without exactly that batch in the same "+
 				"transaction (%d batch puts)", b.BatchID, b.LastSeq, len(c.batchPuts))
 		}
-		var last contract.DurablePrefix
+		var last batchlog.DurablePrefix
 		if r.prefix != nil {
 			last = *r.prefix
 		}
@@ -393,7 +397,7 @@ func (r *replay) judgeFloor(c *change) {
 	if f > older.LastIncludedBatchID {
 		r.add("floor-covered", rev, "floor moved to %d, above the older pointer %s at batch %d", f, older.SnapshotID, older.LastIncludedBatchID)
 	}
-	for _, p := range []*contract.Pointer{lat, fb} {
+	for _, p := range []*batchsnap.Pointer{lat, fb} {
 		if at, ok := r.corrupted[p.SnapshotID]; ok && at < rev {
 			r.n["floor-verified"]++
 			if f >= p.LastIncludedBatchID && p == older {
@@ -420,11 +424,11 @@ func invalidSlots(lat, fb slot) string {
 	return strings.Join(parts, " and ")
 }
 
-// judgeFenced: a destructive maintenance step needs the writer key held.
+// judgeFenced: a destructive maintenance step needs the maintenance key held.
 func (r *replay) judgeFenced(rev int64, what string) {
 	r.n["maintenance-fenced"]++
 	if r.writer == nil {
-		r.add("maintenance-fenced", rev, "%s while no maintenance lease held the writer key%s", what, r.lastWriterEnd())
+		r.add("maintenance-fenced", rev, "%s while no maintenance lease held the maintenance key%s", what, r.lastWriterEnd())
 	}
 }
 
@@ -480,7 +484,7 @@ func (r *replay) judgePointers(c *change) {
 				if v != r.view {
 					r.n["pointer-view across a view change"]++
 				}
-				if p.ProducerViewVersion != v {
+				if uint64(p.ProducerViewVersion) != v {
 					r.add("pointer-view", rev, "pointer %s records producer view %d, but batch %d was appended under view %d", p.SnapshotID,
 						p.ProducerViewVersion, p.LastIncludedBatchID, v)
 				}
@@ -495,11 +499,11 @@ func (r *replay) judgePointers(c *change) {
 }
 
 // judgePointerWriter: the publication transaction compares the writer
-// token, so the writer key is held at this revision, by the lease the
+// token, so the maintenance key is held at this revision, by the lease the
 // candidate was made under (snapshot ids carry it).
-func (r *replay) judgePointerWriter(rev int64, p *contract.Pointer) {
+func (r *replay) judgePointerWriter(rev int64, p *batchsnap.Pointer) {
 	r.n["pointer-fenced"]++
-	id, err := contract.ParseSnapshotID(p.SnapshotID)
+	id, err := batchsnap.ParseID(p.SnapshotID)
 	if err != nil {
 		return // a malformed pointer is reported by the decoder
 	}
@@ -507,11 +511,11 @@ func (r *replay) judgePointerWriter(rev int64, p *contract.Pointer) {
 	case r.writer == nil:
 		ended := ""
 		if at, ok := r.writerEnded[id.Lease]; ok {
-			ended = fmt.Sprintf(" (its lease %x lost the writer key at rev %d)", id.Lease, at)
+			ended = fmt.Sprintf(" (its lease %x lost the maintenance key at rev %d)", id.Lease, at)
 		}
-		r.add("pointer-fenced", rev, "pointer to %s written while no maintenance lease held the writer key%s", p.SnapshotID, ended)
+		r.add("pointer-fenced", rev, "pointer to %s written while no maintenance lease held the maintenance key%s", p.SnapshotID, ended)
 	case r.leases && r.writer.lease != id.Lease:
-		r.add("pointer-fenced", rev, "pointer to %s (made under lease %x) written while the writer key was held by lease %x (%s)", p.SnapshotID,
+		r.add("pointer-fenced", rev, "pointer to %s (made under lease %x) written while the maintenance key was held by lease %x (%s)", p.SnapshotID,
 			id.Lease, r.writer.lease, r.writer.token)
 	}
 }
@@ -578,7 +582,7 @@ func (r *replay) apply(c *change) {
 }
 
 // countFencedOrphans counts candidates left in the store by a lease whose
-// writer key went away: attempts that did not publish (a lost CAS, a
+// maintenance key went away: attempts that did not publish (a lost CAS, a
 // revoked lease, a crash before the CAS).
 func (r *replay) countFencedOrphans(objs *StoreReport) {
 	if objs == nil {
@@ -590,26 +594,29 @@ func (r *replay) countFencedOrphans(objs *StoreReport) {
 	}
 	seen := map[string]bool{}
 	for _, o := range objs.Listing {
-		for _, part := range strings.Split(o.Key, "/") {
-			id, err := contract.ParseSnapshotID(part)
-			if err != nil || seen[part] {
-				continue
-			}
-			seen[part] = true
-			if _, ended := r.writerEnded[id.Lease]; ended && !published[part] {
-				r.n["pointer-fenced: unpublished candidates of leases since ended"]++
-			}
+		_, rest, ok := strings.Cut(o.Key, "/batch-oplog/")
+		if !ok {
+			continue
+		}
+		part, _, _ := strings.Cut(rest, "/")
+		id, err := batchsnap.ParseID(part)
+		if err != nil || seen[part] {
+			continue
+		}
+		seen[part] = true
+		if _, ended := r.writerEnded[id.Lease]; ended && !published[part] {
+			r.n["pointer-fenced: unpublished candidates of leases since ended"]++
 		}
 	}
 }
 
 // checkImport checks the revision that recorded a legacy import: it moved
 // the prefix from the zero state straight to the import cursor, wrote
-// exactly one batch, the prefix's terminal batch as contract.ImportBatch makes
+// exactly one batch, the prefix's terminal batch as legacysnap.ImportBatch makes
 // it (upstream's startup check refuses a prefix whose terminal batch is
 // missing; prefix-terminal checks the same after the revision), and
 // published the floor at batch 1 and the latest pointer at the cursor.
-func checkImport(ev *evidence, rev int64, m *contract.ImportRecord, before, after *contract.DurablePrefix, batchPuts []contract.Batch,
+func checkImport(ev *evidence, rev int64, m *legacysnap.ImportRecord, before, after *batchlog.DurablePrefix, batchPuts []batchlog.Batch,
 	floorPut bool, latest *slot) {
 	bad := func(format string, args ...any) {
 		ev.add("[legacy-import-once] rev %d: %s", rev, fmt.Sprintf(format, args...))
@@ -620,7 +627,7 @@ func checkImport(ev *evidence, rev int64, m *contract.ImportRecord, before, afte
 	if after == nil || after.BatchID != m.BatchID || after.LastSeq != m.LastSeq {
 		bad("legacy import recorded without moving the durable prefix to batch %d seq %d", m.BatchID, m.LastSeq)
 	}
-	switch want := contract.ImportBatch(m.Cursor()); {
+	switch want := legacysnap.ImportBatch(m.Cursor()); {
 	case len(batchPuts) != 1:
 		bad("legacy import wrote %d batch keys, want exactly batch %d", len(batchPuts), m.BatchID)
 	case !reflect.DeepEqual(batchPuts[0], want):

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
@@ -19,17 +23,17 @@ import (
 // revs builds an MVCC history the way the protocol writes it, one revision
 // per transaction.
 type revs struct {
-	ks       contract.Keyspace
+	ks       keyspace.Keyspace
 	rev      int64
 	events   []etcddump.Event
-	prefix   contract.DurablePrefix
+	prefix   batchlog.DurablePrefix
 	view     uint64
 	latest   []byte
 	versions map[string]int64
 	harness  []int64 // revisions the "harness" wrote
 }
 
-func newRevs() *revs { return &revs{ks: contract.MustKeyspace("c"), versions: map[string]int64{}} }
+func newRevs() *revs { return &revs{ks: keyspace.Must("c"), versions: map[string]int64{}} }
 
 func (r *revs) put(key string, value []byte, lease int64) {
 	r.versions[key]++
@@ -47,28 +51,28 @@ func (r *revs) claim(view uint64) {
 	r.view = view
 	r.put(r.ks.ProducerView(), encView(view), 0)
 	if view == 1 {
-		r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
+		r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
 	}
 }
 
 func (r *revs) appendBatch() {
 	r.rev++
-	b := contract.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1,
-		Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}}
-	rec, _ := contract.EncodeBatch(b)
+	b := batchlog.Batch{ID: r.prefix.BatchID + 1, FirstSeq: r.prefix.LastSeq + 1, LastSeq: r.prefix.LastSeq + 1,
+		Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "k"}}}
+	rec, _ := batchlog.EncodeBatch(b)
 	r.put(r.ks.Batch(b.ID), rec, 0)
-	r.prefix = contract.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
-	r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(r.prefix), 0)
+	r.prefix = batchlog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq}
+	r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(r.prefix), 0)
 }
 
-// lease puts the writer key under a lease (0: release it).
+// lease puts the maintenance key under a lease (0: release it).
 func (r *revs) lease(id int64) {
 	r.rev++
 	if id == 0 {
-		r.del(r.ks.SnapshotWriter())
+		r.del(r.ks.SnapshotMaintenance())
 		return
 	}
-	r.put(r.ks.SnapshotWriter(), []byte(fmt.Sprintf("node/%x/token", id)), id)
+	r.put(r.ks.SnapshotMaintenance(), []byte(fmt.Sprintf("node/%x/token", id)), id)
 }
 
 // pointer is a valid pointer at batch (seq = batch) made under lease, with view.
@@ -96,7 +100,7 @@ func (r *revs) publish(batch uint64, lease int64, view uint64) {
 
 func (r *revs) floor(n uint64) {
 	r.rev++
-	r.put(r.ks.CompactionFloor(), contract.Floor{BatchID: n}.Encode(), 0)
+	r.put(r.ks.CompactionFloor(), batchsnap.Floor{BatchID: n}.Encode(), 0)
 }
 
 func (r *revs) deleteBatches(from, through uint64) {
@@ -161,25 +165,25 @@ var keyspaceViolations = map[string]map[string]struct {
 	"append-continues": {
 		"prefix jumps": {func(r *revs) {
 			r.rev++
-			rec, _ := contract.EncodeBatch(contract.Batch{ID: 8, FirstSeq: 8, LastSeq: 8, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
+			rec, _ := batchlog.EncodeBatch(batchlog.Batch{ID: 8, FirstSeq: 8, LastSeq: 8, Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(8), rec, 0)
-			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 8, LastSeq: 8}), 0)
+			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: 8, LastSeq: 8}), 0)
 		}, "durable prefix jumped from batch 6 to 8"},
 		"batch without prefix": {func(r *revs) {
 			r.rev++
-			rec, _ := contract.EncodeBatch(contract.Batch{ID: 7, FirstSeq: 7, LastSeq: 7, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
+			rec, _ := batchlog.EncodeBatch(batchlog.Batch{ID: 7, FirstSeq: 7, LastSeq: 7, Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(7), rec, 0)
 		}, "batch 7 written without moving the durable prefix"},
 		"corrupt batch": {func(r *revs) {
 			r.rev++
 			r.put(r.ks.Batch(7), []byte("[1,7"), 0)
-			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 7, LastSeq: 7}), 0)
+			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: 7, LastSeq: 7}), 0)
 		}, "batch 7 does not decode"},
 		"sequence gap": {func(r *revs) {
 			r.rev++
-			rec, _ := contract.EncodeBatch(contract.Batch{ID: 7, FirstSeq: 9, LastSeq: 9, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
+			rec, _ := batchlog.EncodeBatch(batchlog.Batch{ID: 7, FirstSeq: 9, LastSeq: 9, Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(7), rec, 0)
-			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 7, LastSeq: 9}), 0)
+			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: 7, LastSeq: 9}), 0)
 		}, "batch 7 starts at seq 9, the prefix before it ended at 6"},
 	},
 	"prefix-terminal": {
@@ -198,7 +202,7 @@ var keyspaceViolations = map[string]map[string]struct {
 	"batch-once": {
 		"batch overwritten": {func(r *revs) {
 			r.rev++
-			rec, _ := contract.EncodeBatch(contract.Batch{ID: 6, FirstSeq: 6, LastSeq: 6, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "x"}}})
+			rec, _ := batchlog.EncodeBatch(batchlog.Batch{ID: 6, FirstSeq: 6, LastSeq: 6, Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "x"}}})
 			r.put(r.ks.Batch(6), rec, 0)
 		}, "batch 6 overwritten"},
 	},
@@ -210,7 +214,7 @@ var keyspaceViolations = map[string]map[string]struct {
 		"delete in the floor's revision": {func(r *revs) {
 			r.lease(2)
 			r.rev++
-			r.put(r.ks.CompactionFloor(), contract.Floor{BatchID: 3}.Encode(), 0)
+			r.put(r.ks.CompactionFloor(), batchsnap.Floor{BatchID: 3}.Encode(), 0)
 			r.del(r.ks.Batch(3))
 		}, "deleted in the revision that published the floor"},
 		"delete before any floor": {func(r *revs) {
@@ -266,7 +270,7 @@ var keyspaceViolations = map[string]map[string]struct {
 		"a second holder overwrites the key": {func(r *revs) {
 			r.lease(2)
 			r.lease(3)
-		}, "writer key taken over by node/3/token (lease 3) while node/2/token (lease 2"},
+		}, "maintenance key taken over by node/3/token (lease 3) while node/2/token (lease 2"},
 	},
 	"maintenance-fenced": {
 		"floor without the lease": {func(r *revs) {
@@ -275,10 +279,10 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.publish(7, 2, 2)
 			r.lease(0)
 			r.floor(6)
-		}, "floor moved to 6 while no maintenance lease held the writer key (the last holder's key went away at rev"},
+		}, "floor moved to 6 while no maintenance lease held the maintenance key (the last holder's key went away at rev"},
 		"delete without the lease": {func(r *revs) {
 			r.deleteBatches(3, 3)
-		}, "batches 3..3 deleted while no maintenance lease held the writer key"},
+		}, "batches 3..3 deleted while no maintenance lease held the maintenance key"},
 	},
 	"pointers-monotonic": {
 		"latest regresses": {func(r *revs) {
@@ -305,12 +309,12 @@ var keyspaceViolations = map[string]map[string]struct {
 		"publication without the lease": {func(r *revs) {
 			r.appendBatch()
 			r.publish(7, 1, 2) // lease 1 let go at the end of goodHistory
-		}, "written while no maintenance lease held the writer key (its lease 1 lost the writer key at rev"},
+		}, "written while no maintenance lease held the maintenance key (its lease 1 lost the maintenance key at rev"},
 		"publication by a deposed lease": {func(r *revs) {
 			r.appendBatch()
 			r.lease(3)
 			r.publish(7, 2, 2) // made under lease 2, while 3 holds the key
-		}, "(made under lease 2) written while the writer key was held by lease 3"},
+		}, "(made under lease 2) written while the maintenance key was held by lease 3"},
 	},
 	"pointer-above-floor": {
 		"publication below the floor": {func(r *revs) {
@@ -341,12 +345,12 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.byHarness() // the history lost, the rest left in place
 			r.rev++
 			r.put(r.ks.ProducerView(), encView(3), 0)
-			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
+			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
 		}, "namespace initialised (zero durable prefix) while it still held producer view 2, compaction floor 2, " +
 			"snapshot pointers: residue read as an empty cluster"},
 		"prefix reset": {func(r *revs) {
 			r.rev++
-			r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{}), 0)
+			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
 		}, "durable prefix reset to the zero state"},
 	},
 	"namespace-keys": {
@@ -445,7 +449,7 @@ func TestObjectsAuditFailsAMissingTarget(t *testing.T) {
 
 // encView is the producer view record of v (> 0).
 func encView(v uint64) []byte {
-	b, err := contract.EncodeProducerView(int64(v))
+	b, err := batchlog.EncodeProducerView(int64(v))
 	if err != nil {
 		panic(err)
 	}

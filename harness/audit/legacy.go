@@ -3,7 +3,8 @@ package audit
 import (
 	"fmt"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 )
 
 // LegacyImport checks the import record in etcd's history against what the
@@ -14,17 +15,17 @@ import (
 // (expect.json); without one, no record at all. (That the import revision
 // moved prefix, floor and latest together is keyspace-order's to check.)
 func LegacyImport(in *Input) Result {
-	ks, err := contract.NewKeyspace(in.ClusterID)
+	ks, err := keyspace.New(in.ClusterID)
 	if err != nil {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}
 	var ev evidence
-	var records []contract.ImportRecord
+	var records []legacysnap.ImportRecord
 	for _, e := range in.Etcd {
 		if e.Key != ks.LegacyImport() || e.Type != "put" {
 			continue
 		}
-		m, err := contract.DecodeImportRecord(e.Value)
+		m, err := legacysnap.DecodeImportRecord(e.Value)
 		if err != nil {
 			ev.add("rev %d: import record does not decode: %v", e.Revision, err)
 			continue

@@ -3,6 +3,10 @@ package audit
 import (
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/history"
@@ -21,21 +25,21 @@ func importPointer(t *testing.T) (contract.Pointer, []byte) {
 	return p, b
 }
 
-func importMarker(p contract.Pointer) contract.ImportRecord {
-	return contract.ImportRecord{SchemaVersion: 1, LegacyClusterID: "old", LegacySnapshotID: "20260620_143012_007", LegacySeq: importSeq, SnapshotID: p.SnapshotID,
+func importMarker(p contract.Pointer) legacysnap.ImportRecord {
+	return legacysnap.ImportRecord{SchemaVersion: 1, LegacyClusterID: "old", LegacySnapshotID: "20260620_143012_007", LegacySeq: importSeq, SnapshotID: p.SnapshotID,
 		BatchID: 1, LastSeq: importSeq, ProducerView: 1, Objects: 2, Segments: 1, StateDigest: "sha256:aa", ImportedAtMS: 1, ImportedBy: "master-0"}
 }
 
 // importHistory: claim view 1 (zero prefix), the import revision, then two
 // appends. edit may change the marker and the batch the import writes (nil:
 // none), and skip the floor or the latest pointer.
-func importHistory(t *testing.T, edit func(r *revs, m *contract.ImportRecord, b1 **contract.Batch) (skipFloor, skipLatest bool)) *revs {
+func importHistory(t *testing.T, edit func(r *revs, m *legacysnap.ImportRecord, b1 **batchlog.Batch) (skipFloor, skipLatest bool)) *revs {
 	r := newRevs()
 	r.claim(1)
 	r.lease(7) // the importing primary holds the maintenance lease
 	p, ptr := importPointer(t)
 	m := importMarker(p)
-	b := contract.ImportBatch(p.Cursor())
+	b := legacysnap.ImportBatch(p.Cursor())
 	b1 := &b
 	skipFloor, skipLatest := false, false
 	if edit != nil {
@@ -46,15 +50,15 @@ func importHistory(t *testing.T, edit func(r *revs, m *contract.ImportRecord, b1
 		r.put(r.ks.SnapshotLatest(), ptr, 0)
 	}
 	if !skipFloor {
-		r.put(r.ks.CompactionFloor(), contract.Floor{BatchID: 1}.Encode(), 0)
+		r.put(r.ks.CompactionFloor(), batchsnap.Floor{BatchID: 1}.Encode(), 0)
 	}
 	if b1 != nil {
-		rec, err := contract.EncodeBatch(*b1)
+		rec, err := batchlog.EncodeBatch(*b1)
 		require.NoError(t, err)
 		r.put(r.ks.Batch(b1.ID), rec, 0)
 	}
-	r.prefix = contract.DurablePrefix{BatchID: 1, LastSeq: importSeq}
-	r.put(r.ks.DurablePrefix(), contract.EncodeDurablePrefix(r.prefix), 0)
+	r.prefix = batchlog.DurablePrefix{BatchID: 1, LastSeq: importSeq}
+	r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(r.prefix), 0)
 	r.put(r.ks.LegacyImport(), m.Encode(), 0)
 	r.appendBatch()
 	r.appendBatch()
@@ -74,28 +78,28 @@ func TestKeyspaceOrderAcceptsAnImport(t *testing.T) {
 	require.Equal(t, 1, res.Exercised["delete-under-floor"])
 
 	for name, tc := range map[string]struct {
-		edit func(r *revs, m *contract.ImportRecord, b1 **contract.Batch) (bool, bool)
+		edit func(r *revs, m *legacysnap.ImportRecord, b1 **batchlog.Batch) (bool, bool)
 		want string
 	}{
-		"without the floor":  {func(*revs, *contract.ImportRecord, **contract.Batch) (bool, bool) { return true, false }, "did not publish the compaction floor"},
-		"without the latest": {func(*revs, *contract.ImportRecord, **contract.Batch) (bool, bool) { return false, true }, "did not publish the latest pointer"},
-		"without batch 1": {func(_ *revs, _ *contract.ImportRecord, b1 **contract.Batch) (bool, bool) {
+		"without the floor":  {func(*revs, *legacysnap.ImportRecord, **batchlog.Batch) (bool, bool) { return true, false }, "did not publish the compaction floor"},
+		"without the latest": {func(*revs, *legacysnap.ImportRecord, **batchlog.Batch) (bool, bool) { return false, true }, "did not publish the latest pointer"},
+		"without batch 1": {func(_ *revs, _ *legacysnap.ImportRecord, b1 **batchlog.Batch) (bool, bool) {
 			*b1 = nil
 			return false, false
 		}, "legacy import wrote 0 batch keys, want exactly batch 1"},
-		"batch 1 ending elsewhere": {func(_ *revs, _ *contract.ImportRecord, b1 **contract.Batch) (bool, bool) {
-			*b1 = &contract.Batch{ID: 1, FirstSeq: importSeq - 1, LastSeq: importSeq - 1, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}}
+		"batch 1 ending elsewhere": {func(_ *revs, _ *legacysnap.ImportRecord, b1 **batchlog.Batch) (bool, bool) {
+			*b1 = &batchlog.Batch{ID: 1, FirstSeq: importSeq - 1, LastSeq: importSeq - 1, Entries: []batchlog.Entry{{Op: batchlog.OpLeaseRenew}}}
 			return false, false
 		}, "legacy import wrote batch 1 seq 4999..4999 with 1 entries, want batch 1 seq 5000..5000"},
-		"batch 1 that applies": {func(_ *revs, _ *contract.ImportRecord, b1 **contract.Batch) (bool, bool) {
-			*b1 = &contract.Batch{ID: 1, FirstSeq: importSeq, LastSeq: importSeq, Entries: []contract.Entry{{Op: contract.OpRemove, Tenant: "t", Key: "k"}}}
+		"batch 1 that applies": {func(_ *revs, _ *legacysnap.ImportRecord, b1 **batchlog.Batch) (bool, bool) {
+			*b1 = &batchlog.Batch{ID: 1, FirstSeq: importSeq, LastSeq: importSeq, Entries: []batchlog.Entry{{Op: batchlog.OpRemove, Tenant: "t", Key: "k"}}}
 			return false, false
 		}, "want batch 1 seq 5000..5000 with its one entry"},
-		"record at another seq": {func(_ *revs, m *contract.ImportRecord, _ **contract.Batch) (bool, bool) {
+		"record at another seq": {func(_ *revs, m *legacysnap.ImportRecord, _ **batchlog.Batch) (bool, bool) {
 			m.LastSeq = 4999
 			return false, false
 		}, "without moving the durable prefix to batch 1 seq 4999"},
-		"after batches were written": {func(r *revs, _ *contract.ImportRecord, _ **contract.Batch) (bool, bool) {
+		"after batches were written": {func(r *revs, _ *legacysnap.ImportRecord, _ **batchlog.Batch) (bool, bool) {
 			r.appendBatch()
 			return false, false
 		}, "legacy import recorded after the durable prefix reached batch 1"},

@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"fmt"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/oplogha/oplogha/harness/leak"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // LogsDir is where a bundle keeps every process log (bundle.LogsDir).
@@ -30,12 +32,12 @@ func LogAudit(in *Input) Result {
 		}
 	}
 	payloads := 0
-	if ks, err := contract.NewKeyspace(in.ClusterID); err == nil {
+	if ks, err := keyspace.New(in.ClusterID); err == nil {
 		for _, e := range in.Etcd {
 			if _, ok := ks.ParseBatch(e.Key); !ok || len(e.Value) == 0 {
 				continue
 			}
-			b, err := contract.DecodeBatch(e.Value)
+			b, err := batchlog.DecodeBatch(e.Value)
 			if err != nil {
 				continue
 			}

@@ -8,9 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // WriteSummary writes summary.md: the verdict, the audit table, the facts.
@@ -46,7 +47,7 @@ func (b *Bundle) WriteSummary() error {
 	fmt.Fprintf(&s, "\n## Run\n\n- client ops: %d (ok %d, failed %d, unknown %d)\n", len(b.Input.Ops), c[history.OK], c[history.Failed], c[history.Unknown])
 	fmt.Fprintf(&s, "- etcd: revision %d, %d batch keys (%s … %s), %d events of history\n", b.Input.Final.Revision, b.Input.Final.BatchCount,
 		b.Input.Final.FirstBatchKey, b.Input.Final.LastBatchKey, len(b.Input.Etcd))
-	ks, _ := contract.NewKeyspace(b.Input.ClusterID) // an invalid id hides no key
+	ks, _ := keyspace.New(b.Input.ClusterID) // an invalid id hides no key
 	for _, k := range sortedKeys(b.Input.Final.Keys) {
 		if ks.ClusterID() != "" && strings.HasPrefix(k, ks.LeaderCandidates()) {
 			continue

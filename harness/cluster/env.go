@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -21,26 +23,25 @@ import (
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Env adapts a Cluster to faults.Env with the run's seeded choices.
 type Env struct {
 	C   *Cluster
 	rng *rand.Rand
-	ks  contract.Keyspace
+	ks  keyspace.Keyspace
 	// BeforeCompact, when set, is called with the revision CompactDefrag is
 	// about to compact at, so the run can keep the history etcd will forget.
 	BeforeCompact func(ctx context.Context, rev int64) error
 }
 
 // NewEnv returns the fault environment of the cluster whose keys ks names.
-func NewEnv(c *Cluster, ks contract.Keyspace, seed int64) *Env {
+func NewEnv(c *Cluster, ks keyspace.Keyspace, seed int64) *Env {
 	return &Env{C: c, ks: ks, rng: rand.New(rand.NewPCG(uint64(seed), 0x0fa1175))}
 }
 
 // Keyspace names the cluster's etcd keys.
-func (e *Env) Keyspace() contract.Keyspace { return e.ks }
+func (e *Env) Keyspace() keyspace.Keyspace { return e.ks }
 
 var _ faults.Env = (*Env)(nil)
 
@@ -360,7 +361,7 @@ func (e *Env) RevokeWriterLease(ctx context.Context, node string, wait time.Dura
 	deadline := time.Now().Add(wait)
 	seen := ""
 	for {
-		resp, err := cli.Get(ctx, e.ks.SnapshotWriter())
+		resp, err := cli.Get(ctx, e.ks.SnapshotMaintenance())
 		if err != nil {
 			return "", err
 		}

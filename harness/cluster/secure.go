@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/pki"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Secured is a run's security material: its CA, the certificates of etcd,
@@ -94,7 +95,7 @@ func (s *Secured) authorize(ctx context.Context, ec *etcd.Cluster, shape Shape) 
 	if err := os.WriteFile(s.PasswordFile, []byte(pw+"\n"), 0o600); err != nil {
 		return fmt.Errorf("master password file: %w", err)
 	}
-	ks, err := contract.NewKeyspace(shape.ClusterID)
+	ks, err := keyspace.New(shape.ClusterID)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Event is one MVCC change to a key of the namespace.
@@ -40,7 +40,7 @@ type Final struct {
 }
 
 // ReadFinal reads the final keys.
-func ReadFinal(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (Final, error) {
+func ReadFinal(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (Final, error) {
 	resp, err := cli.Get(ctx, ks.Root()+"/", clientv3.WithPrefix())
 	if err != nil {
 		return Final{}, fmt.Errorf("read namespace: %w", err)
@@ -66,7 +66,7 @@ func ReadFinal(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) 
 // it returns the count. Reading in segments lets a run keep the history it
 // is about to compact away: segment [1, R] before compacting at R, then
 // [R+1, end] at the end.
-func ReadHistory(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, from, upto int64, w io.Writer) (int, error) {
+func ReadHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, from, upto int64, w io.Writer) (int, error) {
 	from = max(from, 1)
 	if upto < from {
 		return 0, nil

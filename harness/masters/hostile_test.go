@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/client"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // hostileCase is one hostile request and the refusal it must get.
@@ -62,7 +63,7 @@ func (c *cluster) view(cli *clientv3.Client, n *Node) nodeView {
 	h, err := c.cli.Health(ctx, n.URL)
 	require.NoError(c.t, err)
 	require.True(c.t, h.Serving, "%s still serves", n.Name)
-	ks := contract.MustKeyspace("test")
+	ks := keyspace.Must("test")
 	resp, err := cli.Get(ctx, ks.DurablePrefix())
 	require.NoError(c.t, err)
 	require.Len(c.t, resp.Kvs, 1, "durable_prefix")

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -21,7 +23,6 @@ import (
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/legacy"
 )
 
@@ -72,7 +73,7 @@ func TestLegacyImportThroughTheMasters(t *testing.T) {
 	c.checkAcknowledgedWithBase(p, hist, exp.Objects)
 
 	cli := c.etcdClient()
-	ks := contract.MustKeyspace("test")
+	ks := keyspace.Must("test")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := cli.Get(context.Background(), ks.SnapshotFallback())
@@ -160,7 +161,7 @@ func TestLegacyImportRefusals(t *testing.T) {
 		return ""
 	}
 	noKeys := func(t *testing.T, cluster string) {
-		resp, err := cli.Get(ctx, contract.MustKeyspace(cluster).Root()+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		resp, err := cli.Get(ctx, keyspace.Must(cluster).Root()+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 		require.NoError(t, err)
 		var keys []string
 		for _, kv := range resp.Kvs {
@@ -208,7 +209,7 @@ func TestLegacyImportRefusals(t *testing.T) {
 	})
 	t.Run("namespace with data", func(t *testing.T) {
 		root, _ := fixtureRoot(t, "small")
-		_, err := cli.Put(ctx, contract.MustKeyspace("busy").DurablePrefix(), `{"schema_version":1,"batch_id":3,"last_seq":9}`)
+		_, err := cli.Put(ctx, keyspace.Must("busy").DurablePrefix(), `{"schema_version":1,"batch_id":3,"last_seq":9}`)
 		require.NoError(t, err)
 		out, code := run(t, "busy", importConfig(root, t.TempDir()))
 		require.Equal(t, 1, code)

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/audit"
@@ -17,7 +20,6 @@ import (
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
-	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/contract/verify"
 )
 
@@ -226,7 +228,7 @@ func copyLogs(work, dst string) error {
 // operator-verify audit. With a store, the verifier opens each pointer's
 // snapshot by exact keys (contract.OpenSnapshot); collectObjects takes its
 // verdicts from the report returned.
-func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (*verify.Report, error) {
+func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (*verify.Report, error) {
 	st, err := r.store()
 	if err != nil {
 		return nil, err
@@ -262,7 +264,7 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final, vrep *ve
 			continue
 		}
 		pc := audit.PointerCheck{Slot: slot.name, Raw: raw}
-		p, err := contract.DecodePointer([]byte(raw))
+		p, err := batchsnap.DecodePointer([]byte(raw))
 		if err != nil {
 			pc.Error = err.Error()
 			rep.Pointers = append(rep.Pointers, pc)

@@ -7,18 +7,20 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/etcddump"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // keepHistory appends the namespace's MVCC history from the last kept
 // revision through upto to the bundle's etcd history. The run calls it at
 // the end, and before every MVCC compaction it performs (compact-defrag),
 // so the keyspace-order audit still sees every revision from 1.
-func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, upto int64) error {
+func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, upto int64) error {
 	r.histMu.Lock()
 	defer r.histMu.Unlock()
 	path := filepath.Join(r.dir, bundle.EtcdHistoryFile)
@@ -38,13 +40,13 @@ func (r *run) keepHistory(ctx context.Context, cli *clientv3.Client, ks contract
 }
 
 // keyspace names the cluster's etcd keys (impl/contract).
-func (r *run) keyspace() (contract.Keyspace, error) {
-	return contract.NewKeyspace(r.sc.Cluster.ClusterID)
+func (r *run) keyspace() (keyspace.Keyspace, error) {
+	return keyspace.New(r.sc.Cluster.ClusterID)
 }
 
 // etcd dials the run's etcd members directly (no link) and returns the
 // cluster's keyspace; the caller closes the client.
-func (r *run) etcd() (*clientv3.Client, contract.Keyspace, error) {
+func (r *run) etcd() (*clientv3.Client, keyspace.Keyspace, error) {
 	ks, err := r.keyspace()
 	if err != nil {
 		return nil, ks, err
@@ -65,7 +67,7 @@ func (r *run) durableBatch(ctx context.Context) (uint64, error) {
 
 // durableBatchOf reads the durable prefix's batch id through cli: a poll
 // dials once and reads with this.
-func durableBatchOf(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (uint64, error) {
+func durableBatchOf(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	resp, err := cli.Get(ctx, ks.DurablePrefix())
@@ -75,7 +77,7 @@ func durableBatchOf(ctx context.Context, cli *clientv3.Client, ks contract.Keysp
 	if len(resp.Kvs) == 0 {
 		return 0, nil
 	}
-	p, err := contract.DecodeDurablePrefix(resp.Kvs[0].Value)
+	p, err := batchlog.DecodeDurablePrefix(resp.Kvs[0].Value)
 	if err != nil {
 		return 0, err
 	}

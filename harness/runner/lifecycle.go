@@ -8,12 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // execute is a run's lifecycle: build the binaries, boot the cluster (or
@@ -67,7 +68,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
-	ks, err := contract.NewKeyspace(r.sc.Cluster.ClusterID)
+	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
 	if err != nil {
 		return err
 	}

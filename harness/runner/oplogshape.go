@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/scenario"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // oplogShape is what etcd holds of the OpLog right now, read directly.
@@ -25,7 +28,7 @@ func (s oplogShape) String() string {
 
 // oplogShape reads the shape through a client of the caller's; shapeNow
 // dials one for a single reading.
-func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (oplogShape, error) {
+func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (oplogShape, error) {
 	var sh oplogShape
 	resp, err := cli.Txn(ctx).Then(
 		clientv3.OpGet(ks.CompactionFloor()),
@@ -36,14 +39,14 @@ func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks contract.
 		return sh, err
 	}
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-		f, err := contract.DecodeFloor(kvs[0].Value)
+		f, err := batchsnap.DecodeFloor(kvs[0].Value)
 		if err != nil {
 			return sh, fmt.Errorf("compaction floor: %w", err)
 		}
 		sh.Floor = f.BatchID
 	}
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
-		p, err := contract.DecodeDurablePrefix(kvs[0].Value)
+		p, err := batchlog.DecodeDurablePrefix(kvs[0].Value)
 		if err != nil {
 			return sh, fmt.Errorf("durable prefix: %w", err)
 		}

@@ -3,6 +3,9 @@ package runner
 import (
 	"context"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"strings"
@@ -12,7 +15,6 @@ import (
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/objects"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // samples is the run's retention series, appended by sample.
@@ -83,7 +85,7 @@ func (r *run) sample(ctx context.Context) {
 // floor, the batch keys and the durable prefix in etcd, the snapshot groups
 // under the cluster's prefix in st (nil: none), and the largest member's
 // database size.
-func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, st objects.Reader) {
+func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objects.Reader) {
 	sh, err := r.oplogShape(ctx, cli, ks)
 	if err != nil {
 		return
@@ -106,9 +108,11 @@ func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks contract.
 }
 
 func countGroups(list []objects.Object, prefix string) int {
+	groups := batchsnap.ArtifactRoot(prefix)
 	ids := map[string]bool{}
 	for _, o := range list {
-		if id, _, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/"); ok && id != "_probe" {
+		rest, under := strings.CutPrefix(o.Key, groups)
+		if id, _, ok := strings.Cut(rest, "/"); under && ok {
 			ids[id] = true
 		}
 	}
@@ -116,7 +120,7 @@ func countGroups(list []objects.Object, prefix string) int {
 }
 
 // readPointers reads both pointer slots' raw values in one request.
-func readPointers(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) ([2][]byte, error) {
+func readPointers(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) ([2][]byte, error) {
 	var out [2][]byte
 	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback())).Commit()
 	if err != nil {
@@ -143,11 +147,11 @@ func missingTargets(before, after [2][]byte, list []objects.Object, prefix strin
 		if before[i] == nil || string(before[i]) != string(after[i]) {
 			continue
 		}
-		p, err := contract.DecodePointer(before[i])
+		p, err := batchsnap.DecodePointer(before[i])
 		if err != nil {
 			continue
 		}
-		if !have[p.ObjectPrefix+"/"+contract.DescriptorName] {
+		if !have[p.DescriptorKey] {
 			out = append(out, name+" "+p.SnapshotID)
 		}
 	}

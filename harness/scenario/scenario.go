@@ -13,12 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/traffic"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Scenario is one scenario file.
@@ -406,7 +407,7 @@ func (sc *Scenario) validate() []string {
 			bad(0, "cluster.supervisor.backoff: %v: want 0 (500ms) up to 1m", sup.Backoff)
 		}
 	}
-	if _, err := contract.NewKeyspace(sc.Cluster.ClusterID); err != nil {
+	if _, err := keyspace.New(sc.Cluster.ClusterID); err != nil {
 		bad(0, "cluster.cluster_id: %v", err)
 	}
 	if sc.Cluster.Etcd < 1 || sc.Cluster.Etcd > 7 {

@@ -71,6 +71,11 @@ func NewError(kind error, reason string) *Error {
 	return newError(kind, reason)
 }
 
+// EntryError is an *Error of kind at batch entry entry.
+func EntryError(kind error, entry int, reason string) *Error {
+	return entryError(kind, entry, reason)
+}
+
 func newError(kind error, reason string) *Error {
 	return &Error{Kind: kind, Reason: reason, Entry: -1}
 }
@@ -79,20 +84,14 @@ func entryError(kind error, entry int, reason string) *Error {
 	return &Error{Kind: kind, Reason: reason, Entry: entry}
 }
 
-// Sentinels of the RFC's snapshot records, each of its own text and an
-// ErrMalformed (errors.Is matches both), because callers of the
-// implementation branch on them by name.
+// Sentinels of the project's records beside upstream's, each of its own
+// text and an ErrMalformed (errors.Is matches both), because callers branch
+// on them by name.
 var (
-	// ErrMalformedPointer: a snapshot pointer that does not decode or
-	// validate (DecodePointer, (Pointer).Validate).
-	ErrMalformedPointer error = &kind{text: "malformed snapshot pointer", of: ErrMalformed}
-	// ErrSnapshotID: a string that is not a snapshot id (ParseSnapshotID).
+	// ErrSnapshotID: a string that is not a snapshot id (batchsnap.ParseID).
 	ErrSnapshotID error = &kind{text: "malformed snapshot id", of: ErrMalformed}
-	// ErrChecksumTag: a checksum string that is not "<algorithm>:<base64
-	// of 8 bytes>" (ParseChecksum). An unknown algorithm is ErrVersion.
-	ErrChecksumTag error = &kind{text: "checksum string is not algorithm-tagged", of: ErrMalformed}
 	// ErrLegacySnapshotID: a string that is not an upstream legacy snapshot
-	// id (CheckLegacySnapshotID).
+	// id (legacysnap.CheckLegacySnapshotID).
 	ErrLegacySnapshotID error = &kind{text: "legacy snapshot id malformed", of: ErrMalformed}
 )
 

@@ -3,14 +3,14 @@ package legacy
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
@@ -89,10 +89,13 @@ type Importer struct {
 	Keyspace keyspace.Keyspace
 	Store    objstore.Store
 	Trust    objstore.Trust
-	Prefix   string // {s3_prefix}/{cluster_id}: where snapshots of the cluster live
+	Prefix   string // {s3_prefix}/{cluster_id}: the snapshot root, snapshots under <root>/batch-oplog/<id>/
 	WorkDir  string
 	Node     string
 	View     uint64
+	// ChunkObjects is the objects per snapshot chunk (default
+	// snapshot.DefaultChunkObjects).
+	ChunkObjects int
 	// AfterWrite, when set, runs after the converted snapshot is written and
 	// verified and before the transaction: a crash window.
 	AfterWrite func()
@@ -144,25 +147,29 @@ func (im Importer) Import(ctx context.Context, legacyCluster string, snap *Snaps
 	}
 	cur := snap.State.Cursor()
 	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
-	prefix := path.Join(im.Prefix, id.String())
-	prep, err := snapshot.Prepare(snap.State.Capture(), snapshot.PrepareSpec{ID: id, Prefix: prefix, View: im.View, WorkDir: im.WorkDir, CreatedAt: now()})
+	chunk := im.ChunkObjects
+	if chunk <= 0 {
+		chunk = snapshot.DefaultChunkObjects
+	}
+	prep, err := snapshot.Prepare(snap.State.Capture(), snapshot.PrepareSpec{Root: im.Prefix, ID: id, View: int64(im.View), WorkDir: im.WorkDir,
+		ChunkObjects: chunk, CreatedAt: now()})
 	if err != nil {
 		return Imported{}, fmt.Errorf("legacy import: encode: %w", err)
 	}
 	defer prep.Close()
-	w, err := snapshot.Write(ctx, im.Store, im.Trust, prefix, prep.File, prep.Layout, prep.Manifest, prep.Descriptor, snapshot.WriteOptions{})
+	w, err := snapshot.Write(ctx, im.Store, im.Trust, prep, snapshot.WriteOptions{})
 	if err != nil {
 		return Imported{}, fmt.Errorf("legacy import: upload %s (left as an orphan): %w", id, err)
 	}
 	if im.AfterWrite != nil {
 		im.AfterWrite()
 	}
-	ptr := publish.FromDescriptor(prep.Descriptor)
+	ptr := w.Pointer
 	enc, err := ptr.Encode()
 	if err != nil {
 		return Imported{}, err
 	}
-	rec, err := contract.EncodeBatch(ImportBatch(cur))
+	rec, err := batchlog.EncodeBatch(ImportBatch(cur))
 	if err != nil {
 		return Imported{}, fmt.Errorf("legacy import: batch %d: %w", cur.BatchID, err)
 	}
@@ -174,7 +181,7 @@ func (im Importer) Import(ctx context.Context, legacyCluster string, snap *Snaps
 	ks := im.Keyspace
 	absent := func(key string) clientv3.Cmp { return clientv3.Compare(clientv3.CreateRevision(key), "=", 0) }
 	resp, err := im.Client.Txn(ctx).If(
-		clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", lease.Token),
+		clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", lease.Token),
 		clientv3.Compare(clientv3.Value(ks.ProducerView()), "=", string(oplog.EncodeProducerView(im.View))),
 		clientv3.Compare(clientv3.Value(ks.DurablePrefix()), "=", string(oplog.DurablePrefix{}.Encode())),
 		absent(ks.BatchPrefix()).WithPrefix(),

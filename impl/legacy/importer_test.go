@@ -8,14 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/fixtures/legacy/legacyfixture"
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/contract/legacysnap"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
-	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
@@ -91,15 +92,15 @@ func TestImportValidFixtures(t *testing.T) {
 			p, err := oplog.DecodeDurablePrefix(w.get(t, w.ks.DurablePrefix()))
 			require.NoError(t, err)
 			require.Equal(t, legacy.ImportCursor(exp.Seq), p.Cursor())
-			b1, err := contract.DecodeBatch(w.get(t, w.ks.Batch(1)))
+			b1, err := batchlog.DecodeBatch(w.get(t, w.ks.Batch(1)))
 			require.NoError(t, err)
 			require.Equal(t, legacy.ImportBatch(p.Cursor()), b1)
-			require.Equal(t, contract.Batch{ID: 1, FirstSeq: p.LastSeq, LastSeq: p.LastSeq, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}}, b1)
+			require.Equal(t, batchlog.Batch{ID: 1, FirstSeq: p.LastSeq, LastSeq: p.LastSeq, Entries: []batchlog.Entry{{Op: batchlog.OpLeaseRenew}}}, b1)
 			f, err := oplog.DecodeFloor(w.get(t, w.ks.CompactionFloor()))
 			require.NoError(t, err)
 			require.Equal(t, uint64(1), f.BatchID)
 			require.Nil(t, w.get(t, w.ks.SnapshotFallback()))
-			require.Nil(t, w.get(t, w.ks.SnapshotWriter()), "the maintenance lease is released")
+			require.Nil(t, w.get(t, w.ks.SnapshotMaintenance()), "the maintenance lease is released")
 			m, err := legacy.DecodeMarker(w.get(t, w.ks.LegacyImport()))
 			require.NoError(t, err)
 			require.Equal(t, res.Marker, m)
@@ -333,7 +334,7 @@ func TestImportUpstreamVector(t *testing.T) {
 // fields agree; a zero prefix stands only with no batch key; any other
 // prefix's terminal batch is present, decodes (DecodeOpLogBatchRecord), is
 // that batch and ends at the prefix's last_seq.
-func upstreamStartupCheck(ctx context.Context, kv clientv3.KV, ks contract.Keyspace) error {
+func upstreamStartupCheck(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) error {
 	resp, err := kv.Get(ctx, ks.DurablePrefix())
 	if err != nil {
 		return err
@@ -341,7 +342,7 @@ func upstreamStartupCheck(ctx context.Context, kv clientv3.KV, ks contract.Keysp
 	if len(resp.Kvs) == 0 {
 		return fmt.Errorf("no durable prefix")
 	}
-	p, err := contract.DecodeDurablePrefix(resp.Kvs[0].Value)
+	p, err := batchlog.DecodeDurablePrefix(resp.Kvs[0].Value)
 	if err != nil {
 		return fmt.Errorf("durable prefix: %w", err)
 	}
@@ -365,7 +366,7 @@ func upstreamStartupCheck(ctx context.Context, kv clientv3.KV, ks contract.Keysp
 	if len(resp.Kvs) == 0 {
 		return fmt.Errorf("durable prefix terminal batch is missing: batch_id=%d", p.BatchID)
 	}
-	b, err := contract.DecodeBatch(resp.Kvs[0].Value)
+	b, err := batchlog.DecodeBatch(resp.Kvs[0].Value)
 	if err != nil {
 		return fmt.Errorf("failed to decode OpLog batch record: %w", err)
 	}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/legacysnap"
+
 	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/state"
 )
@@ -14,18 +17,18 @@ import (
 // the implementation's callers as they were.
 
 // MarkerSchemaVersion is the schema of the import record.
-const MarkerSchemaVersion = contract.ImportRecordSchemaVersion
+const MarkerSchemaVersion = legacysnap.ImportRecordSchemaVersion
 
 // Marker is the import record at /oplog/{c}/snapshot/legacy_import: which
 // old snapshot was imported, the schema-v1 snapshot it became, and the
-// content it carried (contract.ImportRecord).
-type Marker = contract.ImportRecord
+// content it carried (legacysnap.ImportRecord).
+type Marker = legacysnap.ImportRecord
 
-// DecodeMarker parses an import record strictly (contract.DecodeImportRecord).
+// DecodeMarker parses an import record strictly (legacysnap.DecodeImportRecord).
 // A record that does not decode is ErrMalformed, as a legacy snapshot that
 // does not: an import refuses to go on (the process exits).
 func DecodeMarker(data []byte) (Marker, error) {
-	m, err := contract.DecodeImportRecord(data)
+	m, err := legacysnap.DecodeImportRecord(data)
 	if err != nil {
 		reason := err.Error()
 		var ce *contract.Error
@@ -40,5 +43,5 @@ func DecodeMarker(data []byte) (Marker, error) {
 // ImportBatch is the record an import writes as batch cur.BatchID (1), the
 // terminal batch of the durable prefix it puts at cur:
 // [1,1,S,S,[[4,"","",""]],checksum] with S = cur.Seq. See
-// contract.ImportBatch for why it is that batch.
-func ImportBatch(cur state.Cursor) contract.Batch { return contract.ImportBatch(cur) }
+// legacysnap.ImportBatch for why it is that batch.
+func ImportBatch(cur state.Cursor) batchlog.Batch { return legacysnap.ImportBatch(cur) }

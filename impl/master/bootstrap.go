@@ -90,26 +90,26 @@ func (m *Master) checkFencing(ctx context.Context, head oplog.Head) error {
 	return nil
 }
 
-// restore loads the snapshot a pointer names and checks every duplicated
-// identity field: pointer, descriptor, manifest and envelope must agree;
-// and the view it records cannot be above the current producer view (no
-// batch was ever appended under a view not yet claimed).
+// restore loads the snapshot a pointer names, as batchsnap's reader checks
+// it (the descriptor held to the pointer's size and CRC32C, the manifest
+// to the descriptor's, every object to the manifest's, all identities
+// agreeing); it must lie under this cluster's snapshot root, and the view
+// it records cannot be above the current producer view (no batch was ever
+// appended under a view not yet claimed).
 func (m *Master) restore(ctx context.Context, p publish.Pointer) (*state.State, snapshot.Timings, error) {
-	if !strings.HasPrefix(p.ObjectPrefix, m.storePrefix()+"/") {
-		return nil, snapshot.Timings{}, fmt.Errorf("%w: pointer names %q outside %q", snapshot.ErrIdentity, p.ObjectPrefix, m.storePrefix())
+	if p.Root() != m.storePrefix() {
+		return nil, snapshot.Timings{}, fmt.Errorf("%w: pointer names %q, outside the snapshot root %q", snapshot.ErrIdentity, p.DescriptorKey, m.storePrefix())
 	}
-	d, _, _, st, t, err := snapshot.OpenStateTimed(ctx, m.store, p.ObjectPrefix)
+	h, st, t, err := snapshot.OpenState(ctx, m.store, p)
 	if err != nil {
 		return nil, t, err
 	}
-	if err := publish.Agree(p, d); err != nil {
-		return nil, t, err
-	}
+	d := h.Descriptor
 	view, err := oplog.ReadProducerView(ctx, m.cli, m.ks)
 	if err != nil {
 		return nil, t, err
 	}
-	if d.ProducerViewVersion > view {
+	if d.ProducerViewVersion < 0 || uint64(d.ProducerViewVersion) > view {
 		return nil, t, fmt.Errorf("%w: snapshot %s records producer view %d, above the current view %d", snapshot.ErrIdentity, d.SnapshotID,
 			d.ProducerViewVersion, view)
 	}

@@ -14,9 +14,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/legacy"
 	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -49,6 +50,7 @@ type Config struct {
 	SnapshotIntervalSeconds   int     `yaml:"snapshot_interval_seconds" help:"minimum interval between normal snapshots"`
 	SnapshotMinAdvanceBatches int     `yaml:"snapshot_min_advance_batches" help:"minimum cursor advance beyond latest for a normal snapshot"`
 	MaxSnapshotLagBatches     int     `yaml:"max_snapshot_lag_batches" help:"admission-only maximum lag behind the durable prefix"`
+	SnapshotChunkObjectCount  int     `yaml:"snapshot_chunk_object_count" help:"objects per snapshot chunk object (upstream's name and default)"`
 	MaxUncompactedBatches     int     `yaml:"max_uncompacted_batches" help:"capacity trigger that may bypass the interval"`
 	MaxSnapshotCaptureBytes   int64   `yaml:"max_snapshot_capture_bytes" help:"hard capture memory budget"`
 	SnapshotWorkDir           string  `yaml:"snapshot_work_dir" help:"temporary encoding directory (required in production)"`
@@ -100,6 +102,7 @@ func DefaultConfig() Config {
 		SnapshotIntervalSeconds:   300,
 		SnapshotMinAdvanceBatches: 1,
 		MaxSnapshotLagBatches:     1000,
+		SnapshotChunkObjectCount:  snapshot.DefaultChunkObjects,
 		MaxUncompactedBatches:     100_000,
 		MaxSnapshotCaptureBytes:   8 << 30,
 		SnapshotGCGraceMultiplier: 1.5,
@@ -244,6 +247,7 @@ func (c Config) Validate() []error {
 		"leader_lease_seconds": c.LeaderLeaseSeconds, "oplog_poll_interval_ms": c.OplogPollIntervalMS,
 		"snapshot_interval_seconds": c.SnapshotIntervalSeconds, "max_snapshot_lag_batches": c.MaxSnapshotLagBatches,
 		"max_uncompacted_batches": c.MaxUncompactedBatches, "etcd_status_interval_ms": c.EtcdStatusMS,
+		"snapshot_chunk_object_count": c.SnapshotChunkObjectCount,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {

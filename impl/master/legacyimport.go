@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -158,7 +157,7 @@ func (m *Master) importLegacy(ctx context.Context, view uint64) error {
 	m.m.latestSnapshotBatch.Set(float64(cur.BatchID))
 	m.log.Info("legacy snapshot imported", "phase", "legacy_import", "legacy_snapshot_id", snap.ID, "snapshot_id", res.Marker.SnapshotID,
 		"cursor", cur.String(), "producer_view", view, "objects", res.Marker.Objects, "segments", res.Marker.Segments,
-		"state_digest", res.Marker.StateDigest, "revision", res.Revision, "object_prefix", path.Base(res.Pointer.ObjectPrefix),
+		"state_digest", res.Marker.StateDigest, "revision", res.Revision, "descriptor_key", res.Pointer.DescriptorKey,
 		"duration_ms", time.Since(start).Milliseconds())
 	return nil
 }

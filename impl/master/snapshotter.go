@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/retention"
@@ -238,28 +238,30 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 		return failed("view", err)
 	}
 	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
-	prefix := path.Join(m.storePrefix(), id.String())
 	log := m.log.With("snapshot_id", id.String(), "cursor", cur.String(), "producer_view", view)
-	prev := ""
-	if o.Latest.Valid() {
-		prev = o.Latest.Pointer.SnapshotID
-	}
 	// The capture is copy-on-write: it shares the live state's nodes, so no
 	// second full copy exists to release before the decode-check.
-	prep, err := snapshot.Prepare(capture, snapshot.PrepareSpec{ID: id, Prefix: prefix, View: view, Previous: prev, WorkDir: m.workDir()})
+	prep, err := snapshot.Prepare(capture, snapshot.PrepareSpec{Root: m.storePrefix(), ID: id, View: int64(view), WorkDir: m.workDir(),
+		ChunkObjects: m.cfg.SnapshotChunkObjectCount})
 	if err != nil {
 		return failed("encode", err)
 	}
 	defer prep.Close()
-	l, d := prep.Layout, prep.Descriptor
+	l := prep.Layout
 	m.m.phaseSeconds.WithLabelValues("encode").Set(prep.EncodeTime.Seconds())
 	m.m.phaseSeconds.WithLabelValues("decode").Set(prep.DecodeTime.Seconds())
 	m.m.capturedBytes.Set(float64(l.Size))
 	hit(fpSnapshotBeforeUpload)
 	phase, head0 := time.Now(), m.headTime.Load()
 	trust, _ := m.storeTrust() // known: admission required it
-	w, err := snapshot.Write(ctx, m.store, trust, prefix, prep.File, l, prep.Manifest, d,
-		snapshot.WriteOptions{AfterObject: func(string) { hit(fpSnapshotAfterObject) }})
+	w, err := snapshot.Write(ctx, m.store, trust, prep, snapshot.WriteOptions{
+		AfterObject: func(string) { hit(fpSnapshotAfterObject) },
+		Cleanup: func(deleted []string, err error) {
+			if err != nil {
+				log.Warn("snapshot candidate cleanup failed: its objects are left to GC", "phase", "upload", "objects", len(deleted), "error", err)
+			}
+		},
+	})
 	if err != nil {
 		m.m.orphans.WithLabelValues("upload_failed").Inc()
 		return failed("upload", err)
@@ -270,7 +272,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 		m.m.verifiedObjects.WithLabelValues(string(proof)).Inc()
 	}
 	phase = time.Now()
-	plan, err := publish.PlanFor(o, publish.FromDescriptor(d))
+	plan, err := publish.PlanFor(o, w.Pointer)
 	if err != nil {
 		m.m.orphans.WithLabelValues(orphanReason(err)).Inc()
 		return failed("plan", err)
@@ -302,7 +304,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 		log = log.With("role_at_publication", string(role))
 	}
 	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof",
-		string(w.Proofs[snapshot.SegmentsObject]))
+		string(w.Proofs[batchsnap.SegmentsObject]))
 	if m.cfg.EnableSnapshotGC || m.cfg.EnableOplogPruning {
 		m.retain(ctx, lease)
 	}

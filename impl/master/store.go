@@ -140,7 +140,7 @@ type storeWindows struct {
 	headTime *atomic.Int64 // nanoseconds spent in HEAD
 }
 
-func (h storeWindows) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+func (h storeWindows) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint32) error {
 	if size > 0 && hit(fpSnapshotCorruptUpload) {
 		src = flipFirstByte{src}
 	}

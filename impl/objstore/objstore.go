@@ -1,5 +1,6 @@
 // Package objstore is the snapshot object store: a small Store interface
-// (create-only put with a precomputed full-object CRC64NVME, head, get, list,
+// (create-only put with a precomputed full-object CRC32C, the checksum
+// upstream's snapshot format records for every object; head, get, list,
 // delete) with one backend per subpackage (s3, localdir), and VerifiedPut,
 // which turns a put into a publication-grade proof: the backend's own
 // full-object checksum read back by HEAD when the server has been shown
@@ -15,7 +16,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/minio/crc64nvme"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 )
 
 // Errors callers branch on.
@@ -27,12 +28,13 @@ var (
 	ErrUnverified = errors.New("object could not be verified")
 )
 
-// Info is what a store says of one object. CRC64NVME is nil when the backend
-// keeps no full-object checksum (a local directory, a checksum-less server).
+// Info is what a store says of one object. CRC32C is nil when the backend
+// keeps no full-object checksum (a local directory, a checksum-less server,
+// or a multipart object whose checksum is a composite of its parts).
 type Info struct {
 	Key       string
 	Size      int64
-	CRC64NVME *uint64
+	CRC32C    *uint32
 	FullObj   bool // the checksum covers the whole object (not a composite of parts)
 	VersionID string
 	ModTime   time.Time
@@ -40,13 +42,13 @@ type Info struct {
 
 // Store is one backend.
 type Store interface {
-	// PutIfAbsent writes key from src (size bytes, whose CRC64NVME is crc)
+	// PutIfAbsent writes key from src (size bytes, whose CRC32C is crc)
 	// only if key does not exist (ErrExists otherwise). The backend sends crc
 	// for the server to validate where it can. An object already at key that
 	// the backend proves by its stored full-object checksum to be these very
 	// bytes counts as written: a retried request may meet its own first
 	// attempt there.
-	PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error
+	PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint32) error
 	// Head reads an object's metadata, with its checksum when the backend has one.
 	Head(ctx context.Context, key string) (Info, error)
 	// Get opens an object for reading.
@@ -87,7 +89,7 @@ type Proof string
 
 // Proofs.
 const (
-	ProofChecksum Proof = "checksum" // HEAD returned the same full-object CRC64NVME and size
+	ProofChecksum Proof = "checksum" // HEAD returned the same full-object CRC32C and size
 	ProofReadback Proof = "readback" // the whole object was read back and hashed
 )
 
@@ -114,7 +116,7 @@ var ErrProbe = errors.New("checksum validation probe inconclusive")
 // does not (the probe object is deleted again).
 func Probe(ctx context.Context, s Store, key string) (Trust, error) {
 	data := []byte("oplogha checksum validation probe")
-	wrong := crc64nvme.Checksum(data) ^ 0x5a5a
+	wrong := batchsnap.CRC32C(data) ^ 0x5a5a
 	err := s.PutIfAbsent(ctx, key, bytes.NewReader(data), int64(len(data)), wrong)
 	switch {
 	case errors.Is(err, ErrCorrupt):
@@ -132,7 +134,7 @@ func Probe(ctx context.Context, s Store, key string) (Trust, error) {
 // those bytes: by the server's full-object checksum on HEAD when trust says
 // the server validates checksums, else by complete readback. Without a proof
 // it returns ErrUnverified (or ErrCorrupt): the caller must not publish.
-func VerifiedPut(ctx context.Context, s Store, trust Trust, key string, src io.ReaderAt, size int64, crc uint64) (PutResult, error) {
+func VerifiedPut(ctx context.Context, s Store, trust Trust, key string, src io.ReaderAt, size int64, crc uint32) (PutResult, error) {
 	if err := s.PutIfAbsent(ctx, key, src, size, crc); err != nil {
 		return PutResult{}, err
 	}
@@ -143,10 +145,10 @@ func VerifiedPut(ctx context.Context, s Store, trust Trust, key string, src io.R
 	if info.Size != size {
 		return PutResult{}, fmt.Errorf("%w: %s is %d bytes, wrote %d", ErrCorrupt, key, info.Size, size)
 	}
-	if info.CRC64NVME != nil && *info.CRC64NVME != crc {
-		return PutResult{}, fmt.Errorf("%w: %s: store says crc64nvme %016x, wrote %016x", ErrCorrupt, key, *info.CRC64NVME, crc)
+	if info.CRC32C != nil && info.FullObj && *info.CRC32C != crc {
+		return PutResult{}, fmt.Errorf("%w: %s: store says crc32c %08x, wrote %08x", ErrCorrupt, key, *info.CRC32C, crc)
 	}
-	if trust.ServerValidatesChecksums && info.CRC64NVME != nil && info.FullObj {
+	if trust.ServerValidatesChecksums && info.CRC32C != nil && info.FullObj {
 		return PutResult{Info: info, Proof: ProofChecksum}, nil
 	}
 	got, n, err := ReadbackCRC(ctx, s, key)
@@ -154,22 +156,22 @@ func VerifiedPut(ctx context.Context, s Store, trust Trust, key string, src io.R
 		return PutResult{}, fmt.Errorf("%w: readback %s: %v", ErrUnverified, key, err)
 	}
 	if n != size || got != crc {
-		return PutResult{}, fmt.Errorf("%w: %s read back as %d bytes crc64nvme %016x, wrote %d bytes %016x", ErrCorrupt, key, n, got, size, crc)
+		return PutResult{}, fmt.Errorf("%w: %s read back as %d bytes crc32c %08x, wrote %d bytes %08x", ErrCorrupt, key, n, got, size, crc)
 	}
 	return PutResult{Info: info, Proof: ProofReadback}, nil
 }
 
-// ReadbackCRC reads a whole object and returns its CRC64NVME and length.
-func ReadbackCRC(ctx context.Context, s Store, key string) (uint64, int64, error) {
+// ReadbackCRC reads a whole object and returns its CRC32C and length.
+func ReadbackCRC(ctx context.Context, s Store, key string) (uint32, int64, error) {
 	rc, _, err := s.Get(ctx, key)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer rc.Close()
-	h := crc64nvme.New()
+	h := batchsnap.NewCRC32C()
 	n, err := io.Copy(h, rc)
 	if err != nil {
 		return 0, n, err
 	}
-	return h.Sum64(), n, nil
+	return h.Sum32(), n, nil
 }

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -102,8 +103,8 @@ func NewGroupCommitter(w *Writer, newTx func() Tx, limits Limits, hooks Hooks) *
 }
 
 // recordOverheadBytes bounds what a batch record holds besides its
-// entries and the commas between them (contract.RecordOverhead).
-const recordOverheadBytes = contract.RecordOverhead
+// entries and the commas between them (batchlog.RecordOverhead).
+const recordOverheadBytes = batchlog.RecordOverhead
 
 // entryBytes is the size of e's element in a batch record plus one for the
 // comma before the next element: a batch record is at most

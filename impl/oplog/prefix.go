@@ -3,13 +3,14 @@ package oplog
 import (
 	"fmt"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/oplogha/oplogha/impl/state"
 )
 
 // DurablePrefix is the highest batch and sequence acknowledged as durable.
 // The zero value is the S01 zero state: an initialised cluster with no batch.
-// Its record is upstream's (contract.DurablePrefix):
+// Its record is upstream's (batchlog.DurablePrefix):
 // {"batch_id":N,"last_seq":M,"schema_version":1}.
 type DurablePrefix struct {
 	BatchID uint64
@@ -21,7 +22,7 @@ func (p DurablePrefix) Cursor() state.Cursor { return state.Cursor{BatchID: p.Ba
 
 // Encode returns the record upstream's EncodeDurablePrefix writes for p.
 func (p DurablePrefix) Encode() []byte {
-	return contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: p.BatchID, LastSeq: p.LastSeq})
+	return batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: p.BatchID, LastSeq: p.LastSeq})
 }
 
 // DecodeDurablePrefix decodes a durable prefix record as upstream's decoder
@@ -29,7 +30,7 @@ func (p DurablePrefix) Encode() []byte {
 // what upstream checks of a prefix at startup, (N==0) == (M==0), and that
 // M >= N (batch ids start at 1 and each batch holds at least one sequence).
 func DecodeDurablePrefix(data []byte) (DurablePrefix, error) {
-	cp, err := contract.DecodeDurablePrefix(data)
+	cp, err := batchlog.DecodeDurablePrefix(data)
 	if err != nil {
 		return DurablePrefix{}, codecErr(err)
 	}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -234,7 +235,7 @@ type decodedPage struct {
 	err     error
 }
 
-type entryBlocks = contract.BatchBlocks[state.Entry]
+type entryBlocks = batchlog.BatchBlocks[state.Entry]
 
 // decodedRecord is one key of a page: the batch id its key names (parsed
 // false: none) and its record decoded, or why it did not decode.
@@ -293,7 +294,7 @@ func (r *Reader) readPages(ctx context.Context, from uint64, end string, limit i
 				default:
 				}
 				if b := pg.blocks; b == nil || cap(b.Entries) < took.entries || cap(b.Payloads) < took.payloads {
-					pg.blocks = contract.NewBatchBlocks[state.Entry](took.entries+took.entries/4, took.payloads+took.payloads/4)
+					pg.blocks = batchlog.NewBatchBlocks[state.Entry](took.entries+took.entries/4, took.payloads+took.payloads/4)
 				}
 			}
 			took.entries, took.payloads = 0, 0

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/state"
 )
@@ -28,7 +30,7 @@ func EncodeBatch(b state.Batch) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := contract.EncodeBatch(cb)
+	rec, err := batchlog.EncodeBatch(cb)
 	if err != nil {
 		return nil, codecErr(err)
 	}
@@ -46,8 +48,8 @@ func DecodeBatch(data []byte) (state.Batch, error) {
 
 // decodeBatch is DecodeBatch cutting entries and payloads from blocks
 // (nil: none).
-func decodeBatch(data []byte, blocks *contract.BatchBlocks[state.Entry]) (state.Batch, error) {
-	cb, entries, err := contract.DecodeBatchAs(data, fromContractEntry, blocks)
+func decodeBatch(data []byte, blocks *batchlog.BatchBlocks[state.Entry]) (state.Batch, error) {
+	cb, entries, err := batchlog.DecodeBatchAs(data, fromContractEntry, blocks)
 	if err != nil {
 		return state.Batch{}, codecErr(err)
 	}
@@ -55,19 +57,19 @@ func decodeBatch(data []byte, blocks *contract.BatchBlocks[state.Entry]) (state.
 }
 
 // toContract is b as a contract batch, after the checks only a writer makes.
-func toContract(b state.Batch) (contract.Batch, error) {
-	cb := contract.Batch{ID: b.ID, FirstSeq: b.FirstSeq, LastSeq: b.LastSeq, Entries: make([]contract.Entry, len(b.Entries))}
+func toContract(b state.Batch) (batchlog.Batch, error) {
+	cb := batchlog.Batch{ID: b.ID, FirstSeq: b.FirstSeq, LastSeq: b.LastSeq, Entries: make([]batchlog.Entry, len(b.Entries))}
 	for i, e := range b.Entries {
 		if err := checkWritable(e); err != nil {
-			return contract.Batch{}, fmt.Errorf("entry %d: %w", i, err)
+			return batchlog.Batch{}, fmt.Errorf("entry %d: %w", i, err)
 		}
 		cb.Entries[i] = toContractEntry(e)
 	}
 	return cb, nil
 }
 
-func toContractEntry(e state.Entry) contract.Entry {
-	return contract.Entry{Op: contract.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload}
+func toContractEntry(e state.Entry) batchlog.Entry {
+	return batchlog.Entry{Op: batchlog.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload}
 }
 
 // checkWritable refuses an entry EncodeBatch must not write, whatever batch
@@ -78,7 +80,7 @@ func checkWritable(e state.Entry) error {
 	if !e.Op.Known() {
 		return fmt.Errorf("%w: %d", state.ErrUnknownOp, uint8(e.Op))
 	}
-	one := contract.Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []contract.Entry{toContractEntry(e)}}
+	one := batchlog.Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []batchlog.Entry{toContractEntry(e)}}
 	if err := one.Validate(); err != nil {
 		return codecErr(err)
 	}
@@ -88,7 +90,7 @@ func checkWritable(e state.Entry) error {
 	return nil
 }
 
-func fromContractEntry(e contract.Entry) state.Entry {
+func fromContractEntry(e batchlog.Entry) state.Entry {
 	return state.Entry{Op: state.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/OneOfOne/xxhash"
 	"github.com/stretchr/testify/require"
 
@@ -40,11 +42,11 @@ func TestBatchRecordRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(rec, []byte(`[1,7,20,22,[[5,"default","10.0.0.1:7000","`)), "%s", rec)
 	require.Contains(t, string(rec), `"tenant<&>","key \"quoted\" \u00fcn\u00ef"`, "jsoncpp's escaping")
-	cb := contract.Batch{ID: b.ID, FirstSeq: b.FirstSeq, LastSeq: b.LastSeq}
+	cb := batchlog.Batch{ID: b.ID, FirstSeq: b.FirstSeq, LastSeq: b.LastSeq}
 	for _, e := range b.Entries {
-		cb.Entries = append(cb.Entries, contract.Entry{Op: contract.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload})
+		cb.Entries = append(cb.Entries, batchlog.Entry{Op: batchlog.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload})
 	}
-	want, err := contract.EncodeBatch(cb)
+	want, err := batchlog.EncodeBatch(cb)
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(rec))
 	got, err := DecodeBatch(rec)
@@ -136,7 +138,7 @@ func TestEncodeRefuses(t *testing.T) {
 		"control in tenant":    {state.Remove("t\x01", "k"), contract.ErrTenant},
 		"LEASE_RENEW":          {state.Entry{Op: 4, Tenant: "t", Key: "k"}, state.ErrUnknownOp},
 		"op 9":                 {state.Entry{Op: 9, Tenant: "t", Key: "k"}, state.ErrUnknownOp},
-		"key too long":         {state.Remove("t", strings.Repeat("k", contract.MaxObjectKeySize+1)), contract.ErrTooLarge},
+		"key too long":         {state.Remove("t", strings.Repeat("k", batchlog.MaxObjectKeySize+1)), contract.ErrTooLarge},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := EncodeBatch(state.Batch{ID: 1, FirstSeq: 1, LastSeq: 1, Entries: []state.Entry{tc.e}})

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
-	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/state"
 )
 

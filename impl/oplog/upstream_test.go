@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
-	"github.com/oplogha/oplogha/impl/keyspace"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
@@ -107,7 +108,7 @@ func rawValue(t *testing.T, kv clientv3.KV, key string) []byte {
 }
 
 // What the Writer appends through its real write path (fenced transactions
-// into etcd) is byte for byte what contract.EncodeBatch, upstream's encoder,
+// into etcd) is byte for byte what batchlog.EncodeBatch, upstream's encoder,
 // writes for the same entries; so are the durable prefix and the producer
 // view it leaves; and for entries upstream's own encoder wrote into the
 // vectors, the bytes are the vectors'.
@@ -139,27 +140,27 @@ func TestWriterWritesUpstreamRecords(t *testing.T) {
 	for _, entries := range [][]state.Entry{
 		sampleBatch().Entries,
 		{state.MountSegment(seg), state.PutRevoke("租户 ☃", "键/😀\x01\"\\"), state.Remove("", "k")},
-		{state.PutEnd("t", strings.Repeat("k", contract.MaxObjectKeySize), state.Object{ClientID: state.UUID{First: 1},
+		{state.PutEnd("t", strings.Repeat("k", batchlog.MaxObjectKeySize), state.Object{ClientID: state.UUID{First: 1},
 			Size: 1, Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: seg.Endpoint,
 				Length: 1, Status: state.ReplicaComplete}}})},
 	} {
 		b, err := w.Append(ctxT(t), entries)
 		require.NoError(t, err)
-		cb := contract.Batch{ID: b.ID, FirstSeq: b.FirstSeq, LastSeq: b.LastSeq}
+		cb := batchlog.Batch{ID: b.ID, FirstSeq: b.FirstSeq, LastSeq: b.LastSeq}
 		for _, e := range entries {
-			cb.Entries = append(cb.Entries, contract.Entry{Op: contract.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload})
+			cb.Entries = append(cb.Entries, batchlog.Entry{Op: batchlog.OpType(e.Op), Tenant: e.Tenant, Key: e.Key, Payload: e.Payload})
 		}
-		want, err := contract.EncodeBatch(cb)
+		want, err := batchlog.EncodeBatch(cb)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(rawValue(t, srv.Client, ks.Batch(b.ID))), "batch %d", b.ID)
-		require.Equal(t, string(contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq})),
+		require.Equal(t, string(batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: b.ID, LastSeq: b.LastSeq})),
 			string(rawValue(t, srv.Client, ks.DurablePrefix())), "batch %d", b.ID)
 	}
 }
 
 func mustView(t *testing.T, v uint64) []byte {
 	t.Helper()
-	b, err := contract.EncodeProducerView(int64(v))
+	b, err := batchlog.EncodeProducerView(int64(v))
 	require.NoError(t, err)
 	return b
 }
@@ -197,7 +198,7 @@ func TestReaderReadsUpstreamBatches(t *testing.T) {
 		last = v
 	}
 	require.Equal(t, uint64(32), last.Input.BatchID, "the vectors chain batches 1..32")
-	prefix := contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: last.Input.BatchID, LastSeq: last.Input.LastSeq})
+	prefix := batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: last.Input.BatchID, LastSeq: last.Input.LastSeq})
 	_, err := srv.Client.Put(ctxT(t), ks.DurablePrefix(), string(prefix))
 	require.NoError(t, err)
 

@@ -3,7 +3,7 @@ package oplog
 import (
 	"math"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
 )
 
 // MaxProducerView is the highest producer view: upstream's ViewVersionId is
@@ -18,7 +18,7 @@ func EncodeProducerView(view uint64) []byte {
 	if view > MaxProducerView {
 		return nil
 	}
-	b, err := contract.EncodeProducerView(int64(view))
+	b, err := batchlog.EncodeProducerView(int64(view))
 	if err != nil {
 		return nil
 	}
@@ -28,7 +28,7 @@ func EncodeProducerView(view uint64) []byte {
 // DecodeProducerView accepts what upstream's TryParseProducerView accepts:
 // the canonical decimal of a view in 1..MaxProducerView.
 func DecodeProducerView(data []byte) (uint64, error) {
-	v, err := contract.DecodeProducerView(data)
+	v, err := batchlog.DecodeProducerView(data)
 	if err != nil {
 		return 0, codecErr(err)
 	}

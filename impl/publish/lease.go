@@ -10,7 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 )
 
 // ErrLeaseHeld: another node owns the maintenance lease.
@@ -29,7 +29,7 @@ type Lease struct {
 	stop  context.CancelFunc
 }
 
-// AcquireLease grants an etcd lease of ttl seconds and claims the writer key
+// AcquireLease grants an etcd lease of ttl seconds and claims the maintenance key
 // with a fresh token if no one holds it. The lease is kept alive until
 // Release; Lost is closed when it is not.
 func AcquireLease(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, node string, ttl int64) (*Lease, error) {
@@ -42,12 +42,12 @@ func AcquireLease(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspac
 		return nil, err
 	}
 	token := fmt.Sprintf("%s/%x/%s", node, int64(g.ID), hex.EncodeToString(b[:]))
-	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(ks.SnapshotWriter()), "=", 0)).
-		Then(clientv3.OpPut(ks.SnapshotWriter(), token, clientv3.WithLease(g.ID))).
-		Else(clientv3.OpGet(ks.SnapshotWriter())).Commit()
+	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(ks.SnapshotMaintenance()), "=", 0)).
+		Then(clientv3.OpPut(ks.SnapshotMaintenance(), token, clientv3.WithLease(g.ID))).
+		Else(clientv3.OpGet(ks.SnapshotMaintenance())).Commit()
 	if err != nil {
 		_, _ = cli.Revoke(context.WithoutCancel(ctx), g.ID)
-		return nil, fmt.Errorf("claim %s: %w", ks.SnapshotWriter(), err)
+		return nil, fmt.Errorf("claim %s: %w", ks.SnapshotMaintenance(), err)
 	}
 	if !resp.Succeeded {
 		_, _ = cli.Revoke(context.WithoutCancel(ctx), g.ID)
@@ -73,14 +73,14 @@ func AcquireLease(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspac
 	return l, nil
 }
 
-// OwnerToken is the token the writer key holds while this lease owns it.
+// OwnerToken is the token the maintenance key holds while this lease owns it.
 func (l *Lease) OwnerToken() string { return l.Token }
 
 // Lost is closed when the lease can no longer be kept alive (or was released).
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
 // Confirm proves, just before a step that destroys something, that this
-// lease still fences it: Lost has not fired, the writer key holds this
+// lease still fences it: Lost has not fired, the maintenance key holds this
 // token, and the lease has at least margin left to live (so the step ends
 // while the proof still holds). Any doubt is ErrLeaseLost.
 func (l *Lease) Confirm(ctx context.Context, margin time.Duration) error {
@@ -89,12 +89,12 @@ func (l *Lease) Confirm(ctx context.Context, margin time.Duration) error {
 		return fmt.Errorf("%w: the lease's keepalive ended", ErrLeaseLost)
 	default:
 	}
-	resp, err := l.cli.Get(ctx, l.ks.SnapshotWriter())
+	resp, err := l.cli.Get(ctx, l.ks.SnapshotMaintenance())
 	if err != nil {
-		return fmt.Errorf("%w: read %s: %v", ErrLeaseLost, l.ks.SnapshotWriter(), err)
+		return fmt.Errorf("%w: read %s: %v", ErrLeaseLost, l.ks.SnapshotMaintenance(), err)
 	}
 	if len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != l.Token {
-		return fmt.Errorf("%w: %s no longer holds this node's token", ErrLeaseLost, l.ks.SnapshotWriter())
+		return fmt.Errorf("%w: %s no longer holds this node's token", ErrLeaseLost, l.ks.SnapshotMaintenance())
 	}
 	ttl, err := l.cli.TimeToLive(ctx, l.ID)
 	if err != nil {
@@ -106,7 +106,7 @@ func (l *Lease) Confirm(ctx context.Context, margin time.Duration) error {
 	return nil
 }
 
-// Release revokes the lease; the writer key goes with it.
+// Release revokes the lease; the maintenance key goes with it.
 func (l *Lease) Release(ctx context.Context) error {
 	l.stop()
 	_, err := l.cli.Revoke(ctx, l.ID)

@@ -1,28 +1,21 @@
 package publish
 
 import (
-	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/snapshot"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 )
 
-// The pointer record is the contract's (impl/contract/pointer.go): the
-// harness reads it through impl/contract, and this package writes what that
-// decodes. These names keep the implementation's callers as they were.
+// The pointer record is the contract's (impl/contract/batchsnap's
+// pointer.go): the harness reads it through the contract, and this package
+// writes what that decodes.
 
 // PointerSchemaVersion is the pointer record schema.
-const PointerSchemaVersion = contract.PointerSchemaVersion
+const PointerSchemaVersion = batchsnap.PointerSchemaVersion
 
 // Pointer is the value of /snapshot/latest or /snapshot/fallback.
-type Pointer = contract.Pointer
+type Pointer = batchsnap.Pointer
 
 // ErrMalformedPointer: a pointer value that does not decode or validate.
-var ErrMalformedPointer = contract.ErrMalformedPointer
+var ErrMalformedPointer = batchsnap.ErrMalformedPointer
 
 // DecodePointer decodes a pointer strictly (no unknown fields, canonical).
-func DecodePointer(data []byte) (Pointer, error) { return contract.DecodePointer(data) }
-
-// FromDescriptor builds the pointer that names a written snapshot.
-func FromDescriptor(d snapshot.Descriptor) Pointer { return d.Pointer() }
-
-// Agree checks that a pointer and the descriptor it names say the same.
-func Agree(p Pointer, d snapshot.Descriptor) error { return d.Agree(p) }
+func DecodePointer(data []byte) (Pointer, error) { return batchsnap.DecodePointer(data) }

@@ -9,7 +9,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/oplog"
 )
 
@@ -159,7 +159,7 @@ type Result struct {
 // floor that moved past the plan's check fails the CAS too.
 func Publish(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token string, o Observed, plan Plan) (Result, error) {
 	cmps := []clientv3.Cmp{
-		clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", token),
+		clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", token),
 		rawCompare(ks.SnapshotLatest(), o.Latest),
 		rawCompare(ks.SnapshotFallback(), o.Fallback),
 		rawCompare(ks.CompactionFloor(), Slot{Raw: o.FloorRaw}),
@@ -168,7 +168,7 @@ func Publish(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token st
 	if plan.Fallback != nil {
 		ops = append(ops, clientv3.OpPut(ks.SnapshotFallback(), string(plan.Fallback)))
 	}
-	resp, err := kv.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(ks.SnapshotWriter())).Commit()
+	resp, err := kv.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(ks.SnapshotMaintenance())).Commit()
 	if err != nil {
 		return Result{}, fmt.Errorf("pointer CAS: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 )
 
 type keyClass struct {
@@ -29,7 +29,7 @@ func managedKeys(ks keyspace.Keyspace) []keyClass {
 		{"durable_prefix", ks.DurablePrefix(), false},
 		{"producer_view", ks.ProducerView(), false},
 		{"leader", ks.LeaderCandidates(), true},
-		{"snapshot/writer", ks.SnapshotWriter(), false},
+		{"snapshot/writer", ks.SnapshotMaintenance(), false},
 		{"snapshot/latest", ks.SnapshotLatest(), false},
 		{"snapshot/fallback", ks.SnapshotFallback(), false},
 		{"snapshot/compaction_floor", ks.CompactionFloor(), false},
@@ -180,7 +180,7 @@ func scanEtcd(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (
 	}
 	// Name every key, at the same revision, in pages. etcd's keys-only range
 	// leaves the lease out, so the keys beside the batches (records,
-	// pointers, election and writer keys, anything unknown: few and small)
+	// pointers, election and maintenance keys, anything unknown: few and small)
 	// are read whole; the batches, which may be many and large and are
 	// never written with a lease, are read keys only.
 	batches := ks.BatchPrefix()

@@ -22,7 +22,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
@@ -184,13 +185,14 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 	return rep, nil
 }
 
-// gc deletes snapshot groups under the dedicated prefix that neither pointer
+// gc deletes snapshot groups (<root>/batch-oplog/<id>/) that neither pointer
 // protects, that are older than S_safe (or unpublished candidates below
 // S_new), and whose newest object is older than the grace period. Listing
 // is only a conservative input here; failures are counted, never fatal. A
 // lease that cannot be confirmed before a delete ends GC and the cycle.
 func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publish.Pointer, rep *Report) error {
-	list, err := st.List(ctx, opts.Prefix+"/")
+	groups := batchsnap.ArtifactRoot(opts.Prefix)
+	list, err := st.List(ctx, groups)
 	if err != nil {
 		rep.GCFailures++
 		return nil
@@ -203,14 +205,14 @@ func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publis
 	}
 	byID := map[string]*group{}
 	for _, o := range list {
-		rest := strings.TrimPrefix(o.Key, opts.Prefix+"/")
+		rest := strings.TrimPrefix(o.Key, groups)
 		id, _, ok := strings.Cut(rest, "/")
 		if !ok {
 			continue
 		}
 		sid, err := snapshot.ParseID(id)
 		if err != nil {
-			continue // not a snapshot group (e.g. _probe): never touched
+			continue // not a snapshot group: never touched
 		}
 		g := byID[id]
 		if g == nil {
@@ -243,7 +245,7 @@ func gc(ctx context.Context, st objstore.Store, opts Options, sNew, sSafe publis
 		keys := make([]string, 0, len(g.keys))
 		var desc []string
 		for _, k := range g.keys {
-			if path.Base(k) == snapshot.DescriptorName {
+			if path.Base(k) == batchsnap.DescriptorObject {
 				desc = append(desc, k)
 			} else {
 				keys = append(keys, k)
@@ -278,13 +280,14 @@ func abortUploads(ctx context.Context, st objstore.Store, opts Options, sNew pub
 	if !ok {
 		return nil
 	}
-	ups, err := u.ListUploads(ctx, opts.Prefix+"/")
+	groups := batchsnap.ArtifactRoot(opts.Prefix)
+	ups, err := u.ListUploads(ctx, groups)
 	if err != nil {
 		rep.GCFailures++
 		return nil
 	}
 	for _, up := range ups {
-		id, _, _ := strings.Cut(strings.TrimPrefix(up.Key, opts.Prefix+"/"), "/")
+		id, _, _ := strings.Cut(strings.TrimPrefix(up.Key, groups), "/")
 		sid, err := snapshot.ParseID(id)
 		if err != nil || sid.BatchID >= sNew.LastIncludedBatchID || id == sNew.SnapshotID {
 			continue
@@ -305,11 +308,12 @@ func abortUploads(ctx context.Context, st objstore.Store, opts Options, sNew pub
 }
 
 // validate checks a protected snapshot before the floor moves. Its
-// metadata always (descriptor ↔ pointer, manifest ↔ descriptor, every
-// payload object present with the manifest's size and stored checksum);
-// when complete is set, every byte too (a full read, checksummed and
-// decoded), unless cache already holds it and fresh is not asked.
-// verified says a complete read happened.
+// metadata always (the descriptor held to the pointer's size and CRC32C,
+// the manifest to the descriptor's, every object present with the
+// manifest's size and, where the store keeps one, CRC32C); when complete
+// is set, every byte too (a full read, checksummed and decoded), unless
+// cache already holds it and fresh is not asked. verified says a complete
+// read happened.
 func validate(ctx context.Context, st objstore.Store, p publish.Pointer, complete, fresh bool, cache *Verified) (verified bool, err error) {
 	if err := revalidate(ctx, st, p); err != nil {
 		return false, err
@@ -317,12 +321,7 @@ func validate(ctx context.Context, st objstore.Store, p publish.Pointer, complet
 	if !complete || (!fresh && cache.Has(p.SnapshotID)) {
 		return false, nil
 	}
-	d, _, _, err := snapshot.Open(ctx, st, p.ObjectPrefix, snapshot.Visitor{})
-	if err != nil {
-		cache.Forget(p.SnapshotID)
-		return false, err
-	}
-	if err := publish.Agree(p, d); err != nil {
+	if _, err := snapshot.Verify(ctx, st, p); err != nil {
 		cache.Forget(p.SnapshotID)
 		return false, err
 	}
@@ -331,43 +330,28 @@ func validate(ctx context.Context, st objstore.Store, p publish.Pointer, complet
 }
 
 // revalidate checks a protected snapshot's metadata by exact keys: the
-// descriptor agrees with its pointer, the manifest with the descriptor, and
-// every payload object is there with the manifest's size.
+// descriptor and manifest as a reader checks them (batchsnap.OpenHead), and
+// every object there with the manifest's size and, where the store keeps a
+// full-object checksum, its CRC32C.
 func revalidate(ctx context.Context, st objstore.Store, p publish.Pointer) error {
-	raw, err := snapshot.ReadSmall(ctx, st, path.Join(p.ObjectPrefix, snapshot.DescriptorName))
+	h, err := batchsnap.OpenHead(ctx, objstore.Getter(st), p)
 	if err != nil {
 		return err
 	}
-	d, err := snapshot.DecodeDescriptor(raw)
-	if err != nil {
-		return err
+	refs := []batchsnap.ObjectRef{h.Manifest.Segments}
+	for _, c := range h.Manifest.ObjectChunks {
+		refs = append(refs, batchsnap.ObjectRef{Key: c.Key, StoredSize: c.StoredSize, CRC32C: c.CRC32C})
 	}
-	if err := publish.Agree(p, d); err != nil {
-		return err
-	}
-	raw, err = snapshot.ReadSmall(ctx, st, d.ManifestKey)
-	if err != nil {
-		return err
-	}
-	m, err := snapshot.DecodeManifest(raw)
-	if err != nil {
-		return err
-	}
-	if err := snapshot.Agree(d, m); err != nil {
-		return err
-	}
-	for _, e := range m.Entries() {
-		info, err := st.Head(ctx, path.Join(p.ObjectPrefix, e.Key))
+	for _, ref := range refs {
+		info, err := st.Head(ctx, ref.Key)
 		if err != nil {
 			return err
 		}
-		if info.Size != e.Size {
-			return fmt.Errorf("%w: %s is %d bytes, manifest says %d", snapshot.ErrIdentity, e.Key, info.Size, e.Size)
+		if uint64(info.Size) != ref.StoredSize {
+			return fmt.Errorf("%w: %s is %d bytes, manifest says %d", snapshot.ErrChecksum, ref.Key, info.Size, ref.StoredSize)
 		}
-		if info.CRC64NVME != nil {
-			if _, want, _ := snapshot.ParseChecksum(e.Checksum); *info.CRC64NVME != want {
-				return fmt.Errorf("%w: %s", snapshot.ErrChecksum, e.Key)
-			}
+		if info.CRC32C != nil && info.FullObj && *info.CRC32C != ref.CRC32C {
+			return fmt.Errorf("%w: %s has CRC32C %08x, manifest says %08x", snapshot.ErrChecksum, ref.Key, *info.CRC32C, ref.CRC32C)
 		}
 	}
 	return nil

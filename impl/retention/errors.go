@@ -8,7 +8,7 @@ var (
 	ErrWouldDeletePrefix = errors.New("range delete would remove the durable prefix batch")
 	// ErrFloorBelow: the compaction floor does not cover the requested delete.
 	ErrFloorBelow = errors.New("compaction floor does not cover the range")
-	// ErrWriterFenced: the maintenance lease's writer key no longer holds
+	// ErrWriterFenced: the maintenance lease's maintenance key no longer holds
 	// the token a guarded delete was made under.
 	ErrWriterFenced = errors.New("maintenance writer token no longer holds")
 	// ErrFloorMoved: the compaction floor changed between read and delete.

@@ -5,17 +5,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/contract"
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/oplog"
 )
 
 // The compaction floor only moves up, and only here: CASFloor in a
 // retention cycle, InitialFloorOp in the one transaction that installs a
 // legacy import (the floor at the imported batch). Its record is
-// contract.Floor; ReadFloor reads it.
+// batchsnap.Floor; ReadFloor reads it.
 
 // ReadFloor is the compaction floor's batch (0 when there is no floor). A
 // floor that does not decode is an error naming its key: nothing may be
@@ -36,7 +37,7 @@ func ReadFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (uint6
 // installs an imported history puts it beside the pointer it covers (the
 // caller compares that no floor exists).
 func InitialFloorOp(ks keyspace.Keyspace, batch uint64) clientv3.Op {
-	return clientv3.OpPut(ks.CompactionFloor(), string(contract.Floor{BatchID: batch}.Encode()))
+	return clientv3.OpPut(ks.CompactionFloor(), string(batchsnap.Floor{BatchID: batch}.Encode()))
 }
 
 // CASFloor moves the floor to target if it is below it and returns the
@@ -56,9 +57,9 @@ func CASFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token s
 		}
 		cmp = clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(observed))
 	}
-	put, err := kv.Txn(ctx).If(cmp, clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", token)).
-		Then(clientv3.OpPut(ks.CompactionFloor(), string(contract.Floor{BatchID: target}.Encode()))).
-		Else(clientv3.OpGet(ks.SnapshotWriter())).Commit()
+	put, err := kv.Txn(ctx).If(cmp, clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", token)).
+		Then(clientv3.OpPut(ks.CompactionFloor(), string(batchsnap.Floor{BatchID: target}.Encode()))).
+		Else(clientv3.OpGet(ks.SnapshotMaintenance())).Commit()
 	if err != nil {
 		return 0, false, err
 	}

@@ -8,7 +8,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/oplog"
 )
 
@@ -23,7 +23,7 @@ type DeleteGuard struct {
 	// retention cycle always sets it: the floor is visible before data goes.
 	RequireFloor bool
 	// WriterToken, when set, makes the delete commit only while the
-	// maintenance lease's writer key holds this token (ErrWriterFenced).
+	// maintenance lease's maintenance key holds this token (ErrWriterFenced).
 	WriterToken string
 }
 
@@ -86,13 +86,13 @@ func DeleteThrough(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, th
 		cmps = append(cmps, clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(floorKV.Value)))
 	}
 	if guard.WriterToken != "" {
-		cmps = append(cmps, clientv3.Compare(clientv3.Value(ks.SnapshotWriter()), "=", guard.WriterToken))
+		cmps = append(cmps, clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", guard.WriterToken))
 	}
 	del, err := kv.Txn(ctx).If(cmps...).Then(
 		clientv3.OpDelete(ks.Batch(1), clientv3.WithRange(ks.Batch(through+1))),
 	).Else(
 		clientv3.OpGet(ks.ProducerView()),
-		clientv3.OpGet(ks.SnapshotWriter()),
+		clientv3.OpGet(ks.SnapshotMaintenance()),
 	).Commit()
 	if err != nil {
 		return DeleteResult{}, fmt.Errorf("range delete through %d: %w", through, err)

@@ -145,14 +145,14 @@ func TestGCKeepsAGroupAtTheNewestBatch(t *testing.T) {
 	require.NotEmpty(t, list, "the twin at S_new's batch is kept")
 }
 
-// The floor CAS tells a lost writer key from a floor that moved under it.
+// The floor CAS tells a lost maintenance key from a floor that moved under it.
 func TestFloorCASTellsLeaseLostFromConcurrentMove(t *testing.T) {
 	f := newFixture(t, 40)
 	l, err := publish.AcquireLease(ctxT(t), f.srv.Client, f.ks, "maintainer", 10)
 	require.NoError(t, err)
 	defer l.Release(context.Background())
 	_, _, err = CASFloor(ctxT(t), f.srv.Client, f.ks, "someone-else", nil, 5)
-	require.ErrorIs(t, err, ErrLeaseLost, "a token that is not the writer key's")
+	require.ErrorIs(t, err, ErrLeaseLost, "a token that is not the maintenance key's")
 	floor, moved, err := CASFloor(ctxT(t), f.srv.Client, f.ks, l.Token, nil, 5)
 	require.NoError(t, err)
 	require.True(t, moved)

@@ -1,29 +1,27 @@
-// Package snapshot is the snapshot payload: the streaming chunk codec that
-// turns an immutable capture into a payload and back with bounded memory,
-// and the writing (Prepare, Write) and reading (Open, OpenState) of whole
-// snapshots. The records around the payload — the schema-v1 descriptor (and
-// the legacy three-field one), the manifest, the payload envelope header,
-// the object names and the rules by which they agree — are impl/contract's
-// (descriptor.go, manifest.go, envelope.go here alias them), so the harness
-// and the operator's verifier read them without this package.
+// Package snapshot writes and reads whole snapshots in upstream Mooncake's
+// batch-OpLog snapshot format (impl/contract/batchsnap holds the format:
+// keys, ids, descriptor, manifest, segments and object chunks, CRC32C).
 //
-// A payload is one byte stream: a fixed 72-byte envelope header, then one
-// segments record, then one record per chunk of at most ChunkObjects
-// objects. Each record is self-checking (magic, version, index, count, body
-// length, body, CRC64NVME of the body). The stream is stored as objects cut
-// at record boundaries — segments.bin (which also holds the header) and
-// chunks/{n:%06d}.bin — each listed in the manifest with its size and full-object
-// CRC64NVME. The envelope checksum, the manifest checksum and the
-// descriptor's payload_checksum are one value: CRC64NVME over every byte after
-// the header; the header carries its own CRC32C. Cursor, sizes and counts are
-// duplicated across envelope, manifest, descriptor and pointer on purpose:
-// readers compare them all and reject any disagreement.
+// Writing follows upstream's BatchOpLogSnapshotWriter (writer.cpp): an
+// immutable capture is encoded into a temporary work file (segments.bin,
+// then objects/<n>.bin of a fixed object count, each part's CRC32C computed
+// in the same pass) and every part is read back and decoded while the
+// encoder goes on (Prepare; RFC "Encoding and Resource Bounds"). Write then
+// refuses a candidate prefix that already holds an object, uploads
+// segments.bin, the chunks, manifest.json and descriptor.json in that order,
+// each create-only and each verified (a HEAD's full-object CRC32C where the
+// store was shown to validate checksums, else a complete readback), and
+// deletes the objects it wrote when any step fails; a crash's orphans are
+// left to GC. Nothing is authoritative until a pointer names the
+// descriptor (impl/publish).
 //
-// An object entry carries every field of state.Object (record.go): tenant,
-// key, client UUID (two uvarints), size, group id, data type, hard pin, and
-// per replica its id, kind, status, segment, offset, length, protocol, file
-// path, client UUID, aligned size and shard index (a zig-zag varint).
-// These fields came with upstream's payloads; the envelope's payload codec
-// version moved to 2 with them, so a payload written before is refused by
-// its header (ErrVersion) before any record is read.
+// Reading (OpenState) goes through batchsnap's reader: the descriptor by
+// the pointer's exact key, size and CRC32C, the manifest it names, then
+// each object held to its size and CRC32C before it is decoded, built into
+// a new state on a second core; nothing is returned unless all of it is
+// valid. Objects may come in any order (upstream's writer copies hash maps).
+//
+// What upstream does not: the capture is copy-on-write (impl/state), so the
+// standby keeps applying batches during the whole upload, where upstream's
+// replication loop stops until its writer releases the capture.
 package snapshot

@@ -5,70 +5,49 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"iter"
 	"os"
+	"strings"
 
-	"github.com/minio/crc64nvme"
-
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-// DefaultChunkObjects is the default number of objects per chunk object.
-const DefaultChunkObjects = 1 << 20
+// DefaultChunkObjects is how many objects one objects/<n>.bin holds, but
+// the last: upstream's default snapshot_chunk_object_count.
+const DefaultChunkObjects = 1_000_000
 
-// Object names inside a snapshot's prefix: the contract's object layout.
-const (
-	SegmentsObject = contract.SegmentsObject
-	ManifestObject = contract.ManifestObject
-	DescriptorName = contract.DescriptorName
-)
-
-// ChunkObject names chunk n (contract.ChunkObject).
-func ChunkObject(n int) string { return contract.ChunkObject(n) }
-
-// Part is one stored object of the payload: a byte range of the stream.
+// Part is one object of a snapshot's payload: a byte range of the work file.
 type Part struct {
-	Name   string `json:"key"`
+	Name   string `json:"name"` // segments.bin, objects/<n>.bin: the key relative to the artifact prefix
+	Key    string `json:"key"`  // the full object key
 	Offset int64  `json:"-"`
 	Size   int64  `json:"size"`
-	Count  uint64 `json:"objects"`
-	CRC    uint64 `json:"-"`
+	Count  uint64 `json:"objects"` // objects of a chunk; segments of segments.bin
+	Index  uint64 `json:"-"`       // a chunk's index
+	CRC32C uint32 `json:"crc32c"`
 }
 
-// Layout describes an encoded payload file.
+// Ref is the part as the manifest names it.
+func (p Part) Ref() batchsnap.ObjectRef {
+	return batchsnap.ObjectRef{Key: p.Key, StoredSize: uint64(p.Size), CRC32C: p.CRC32C}
+}
+
+// Layout is an encoded payload file: segments.bin, then the chunks.
 type Layout struct {
-	Header       Header
-	SegmentCount uint64
-	Size         int64  // whole stream, header included (the payload size)
-	Parts        []Part // segments.bin first, then chunks in order
+	Segments Part
+	Chunks   []Part
+	Objects  uint64
+	Size     int64 // bytes of every part together
 }
 
-// Checksum is the payload checksum (= envelope checksum).
-func (l *Layout) Checksum() Checksum { return CRC64NVME(l.Header.Checksum) }
+// Parts is segments.bin and the chunks, in upload order.
+func (l *Layout) Parts() []Part { return append([]Part{l.Segments}, l.Chunks...) }
 
-// teeHash writes through to a file while hashing the whole stream and the
-// current part.
-type teeHash struct {
-	w       io.Writer
-	whole   hash.Hash64
-	part    hash.Hash64
-	n       int64
-	written func(end int64) // told the file's length after each write (may be nil)
-}
-
-func (t *teeHash) Write(p []byte) (int, error) {
-	n, err := t.w.Write(p)
-	t.whole.Write(p[:n])
-	t.part.Write(p[:n])
-	t.n += int64(n)
-	if t.written != nil && n > 0 {
-		t.written(t.n)
-	}
-	return n, err
-}
-
-// Source is what Encode reads: a capture (state.Reader) or any stream of
-// segments and objects in sorted order with their counts and cursor.
+// Source is what Encode reads: a capture (state.Capture) or any stream of
+// segments and objects with their counts and cursor. Objects are read
+// twice, in the same order both times (a chunk is measured before it is
+// written, so that its header is exact without holding it in memory).
 type Source interface {
 	Cursor() state.Cursor
 	Len() (objects, segments int)
@@ -82,27 +61,41 @@ type sharedSource interface {
 	ObjectsShared(yield func(state.ObjectKey, state.Object) bool)
 }
 
-// Encode streams capture c into f as one payload — header, segments record,
-// then chunk records of at most chunkObjects objects — computing every
-// checksum in the same pass. Memory does not grow with the state: nothing is
-// buffered beyond one write buffer.
-func Encode(c Source, f *os.File, chunkObjects int) (*Layout, error) {
-	return encode(c, f, chunkObjects, nil)
+func objectsOf(c Source) func(yield func(state.ObjectKey, state.Object) bool) {
+	if sh, ok := c.(sharedSource); ok {
+		return sh.ObjectsShared
+	}
+	return c.Objects
 }
 
-// encode is Encode telling written the length of the body in the file after
-// each write: the bytes before it are final (only the header, written last,
-// changes), so a decoder may read them while the encoder goes on.
-func encode(c Source, f *os.File, chunkObjects int, written func(end int64)) (*Layout, error) {
+// hashingFile writes to the work file, counting the bytes and hashing the
+// current part.
+type hashingFile struct {
+	w   io.Writer
+	crc hash.Hash32
+	n   int64
+}
+
+func (h *hashingFile) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	h.crc.Write(p[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+// Encode writes capture c into f as a snapshot's payload objects, named
+// under keys: segments.bin, then objects/<n>.bin of chunkObjects objects
+// each (the last holds the rest; an empty state has none), every part's
+// CRC32C computed as it is written. Objects are measured in one pass and
+// written in a second, so memory does not grow with the state or a chunk:
+// one write buffer and one byte per object of the chunk being written.
+// written, when set, is told each part as soon as it is in the file.
+func Encode(c Source, f *os.File, keys batchsnap.ArtifactKeyspace, chunkObjects int, written func(Part)) (*Layout, error) {
 	if chunkObjects <= 0 {
-		chunkObjects = DefaultChunkObjects
+		return nil, fmt.Errorf("%w: chunk object count %d", ErrWriterArguments, chunkObjects)
 	}
-	if chunkObjects > maxChunkObjects {
-		return nil, fmt.Errorf("chunk of %d objects above the codec limit %d", chunkObjects, maxChunkObjects)
-	}
-	cur := c.Cursor()
-	if !cur.Consistent() {
-		return nil, fmt.Errorf("%w: capture cursor %s", ErrCursorMismatch, cur)
+	if keys.Prefix() == "" {
+		return nil, fmt.Errorf("%w: no artifact prefix", ErrWriterArguments)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
@@ -110,95 +103,84 @@ func encode(c Source, f *os.File, chunkObjects int, written func(end int64)) (*L
 	if err := f.Truncate(0); err != nil {
 		return nil, err
 	}
-	var zero [HeaderSize]byte
-	if _, err := f.Write(zero[:]); err != nil {
-		return nil, err
-	}
-	tee := &teeHash{w: f, whole: crc64nvme.New(), part: crc64nvme.New(), n: HeaderSize, written: written}
-	bw := bufio.NewWriterSize(tee, 1<<20)
-	l := &Layout{}
-	var uncompressed uint64
-	endPart := func(name string, start int64, count uint64) error {
+	hf := &hashingFile{w: f, crc: batchsnap.NewCRC32C()}
+	bw := bufio.NewWriterSize(hf, 1<<20)
+	part := func(name, key string, start int64, count, index uint64) (Part, error) {
 		if err := bw.Flush(); err != nil {
-			return err
+			return Part{}, err
 		}
-		l.Parts = append(l.Parts, Part{Name: name, Offset: start, Size: tee.n - start, Count: count, CRC: tee.part.Sum64()})
-		tee.part.Reset()
-		return nil
+		p := Part{Name: name, Key: key, Offset: start, Size: hf.n - start, Count: count, Index: index, CRC32C: hf.crc.Sum32()}
+		hf.crc.Reset()
+		if written != nil {
+			written(p)
+		}
+		return p, nil
 	}
-
 	nObj, nSeg := c.Len()
-	startRecord(bw, kindSegments, 0, uint64(nSeg))
-	rw := newRecordWriter(bw)
-	c.Segments(func(s state.Segment) bool { rw.segment(s); return true })
-	rw.finish()
-	uncompressed += rw.n
-	if err := endPart(SegmentsObject, 0, uint64(nSeg)); err != nil {
+	segs := make([]batchsnap.SegmentInfo, 0, nSeg)
+	c.Segments(func(s state.Segment) bool { segs = append(segs, state.SnapshotSegment(&s)); return true })
+	if len(segs) != nSeg {
+		return nil, fmt.Errorf("%w: capture yielded %d segments, said %d", ErrCount, len(segs), nSeg)
+	}
+	if _, err := bw.Write(batchsnap.EncodeSegments(segs)); err != nil {
 		return nil, err
 	}
-	l.SegmentCount = uint64(nSeg)
-
-	var count, total uint64
-	chunk := 0
-	start := tee.n
-	chunkSize := func() uint64 { return min(uint64(chunkObjects), uint64(nObj)-total) }
+	l := &Layout{}
 	var err error
-	if nObj > 0 {
-		startRecord(bw, kindObjects, 0, chunkSize())
-		rw.reset()
+	if l.Segments, err = part(batchsnap.SegmentsObject, keys.Segments(), 0, uint64(nSeg), 0); err != nil {
+		return nil, err
 	}
-	want := chunkSize()
-	objects := c.Objects
-	if sh, ok := c.(sharedSource); ok {
-		objects = sh.ObjectsShared
-	}
+
+	// Pass 1: measure every chunk.
+	var sizes []batchsnap.ChunkSize
+	var entry batchsnap.ObjectEntry
+	objects := objectsOf(c)
+	count := 0
 	objects(func(k state.ObjectKey, o state.Object) bool {
-		rw.object(k, o)
-		count++
-		if count == want {
-			rw.finish()
-			uncompressed += rw.n
-			total += count
-			if err = endPart(ChunkObject(chunk), start, count); err != nil {
-				return false
-			}
-			chunk++
-			count, start = 0, tee.n
-			if total < uint64(nObj) {
-				want = chunkSize()
-				startRecord(bw, kindObjects, uint64(chunk), want)
-				rw.reset()
-			}
+		if count%chunkObjects == 0 {
+			sizes = append(sizes, batchsnap.NewChunkSize())
 		}
+		state.SnapshotObject(k, &o, &entry)
+		sizes[len(sizes)-1].Add(&entry)
+		count++
 		return true
 	})
-	if err != nil {
-		return nil, err
+	if count != nObj {
+		return nil, fmt.Errorf("%w: capture yielded %d objects, said %d", ErrCount, count, nObj)
 	}
-	if total != uint64(nObj) || count != 0 {
-		return nil, fmt.Errorf("%w: capture yielded %d objects, said %d", ErrCount, total+count, nObj)
+	// Pass 2: write them, one chunk at a time, from the same iteration.
+	next, stop := iter.Pull2(iter.Seq2[state.ObjectKey, state.Object](objects))
+	defer stop()
+	for i := range sizes {
+		start := hf.n
+		want := sizes[i].Objects()
+		got := 0
+		_, err := batchsnap.EncodeObjectChunkTo(bw, uint64(i), sizes[i], false, func(yield func(*batchsnap.ObjectEntry) bool) {
+			for ; got < want; got++ {
+				k, o, ok := next()
+				if !ok {
+					return
+				}
+				state.SnapshotObject(k, &o, &entry)
+				if !yield(&entry) {
+					return
+				}
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", i, err)
+		}
+		name := strings.TrimPrefix(keys.ObjectChunk(uint64(i)), keys.Prefix())
+		p, err := part(name, keys.ObjectChunk(uint64(i)), start, uint64(want), uint64(i))
+		if err != nil {
+			return nil, err
+		}
+		l.Chunks = append(l.Chunks, p)
+		l.Objects += uint64(want)
 	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
-	l.Header = Header{EnvelopeSchemaVersion: EnvelopeSchemaVersion, PayloadCodecVersion: PayloadCodecVersion, Cursor: cur,
-		UncompressedSize: uncompressed, EncodedSize: uint64(tee.n - HeaderSize), Checksum: tee.whole.Sum64(),
-		ObjectCount: uint64(nObj), ChunkCount: uint32(chunk)}
-	l.Size = tee.n
-	hdr := l.Header.Marshal()
-	if _, err := f.WriteAt(hdr[:], 0); err != nil {
-		return nil, err
-	}
-	// segments.bin holds the header, written last: hash its final bytes.
-	seg := &l.Parts[0]
-	h := crc64nvme.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, seg.Size)); err != nil {
-		return nil, err
-	}
-	seg.CRC = h.Sum64()
+	l.Size = hf.n
 	// No fsync: the work file is read back through the page cache (decode
 	// check, upload) and never reopened after a crash, so making it durable
-	// buys nothing and cost a third of the encode time. A write error
-	// (ENOSPC) is still returned by the writes above.
+	// buys nothing. A write error (ENOSPC) is still returned above.
 	return l, nil
 }

@@ -2,25 +2,28 @@ package snapshot
 
 import (
 	"errors"
-	"fmt"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 )
 
-// Decode errors, typed so callers (bootstrap, audits) can branch on them.
-// The format's are the contract's (contract.ErrSnapshotMalformed, …): the
-// descriptor, manifest and envelope decode there.
+// Errors callers branch on. A snapshot that does not verify or decode is
+// one of batchsnap's (ErrMalformed, ErrVersion, ErrChecksum, ErrCount,
+// ErrIdentity), re-exported here.
 var (
-	ErrMalformed       = contract.ErrSnapshotMalformed
-	ErrVersion         = contract.ErrSnapshotVersion
-	ErrTruncated       = contract.ErrSnapshotTruncated
-	ErrOverflow        = contract.ErrSnapshotOverflow
-	ErrChecksum        = contract.ErrSnapshotChecksum
-	ErrCount           = contract.ErrSnapshotCount
-	ErrCursorMismatch  = contract.ErrSnapshotCursor
-	ErrIdentity        = contract.ErrSnapshotIdentity
-	ErrTrailing        = contract.ErrSnapshotTrailing
-	ErrBadChecksumTag  = contract.ErrChecksumTag // the contract's: not "<algorithm>:<base64 of 8 bytes>"
+	ErrMalformed = batchsnap.ErrMalformed
+	ErrVersion   = batchsnap.ErrVersion
+	ErrChecksum  = batchsnap.ErrChecksum
+	ErrCount     = batchsnap.ErrCount
+	ErrIdentity  = batchsnap.ErrIdentity
+	// ErrWriterArguments: what a writer was asked to write cannot be a
+	// snapshot (upstream writer.cpp: "Invalid batch OpLog snapshot writer
+	// arguments"); nothing is touched.
+	ErrWriterArguments = errors.New("Invalid batch OpLog snapshot writer arguments")
+	// ErrPrefixTaken: an object already lies under the candidate's prefix
+	// (upstream: "Snapshot candidate prefix already exists"): a second
+	// attempt at the same batch under the same lease, or a crash's orphans.
+	// Nothing is written or deleted.
+	ErrPrefixTaken     = errors.New("Snapshot candidate prefix already exists")
 	ErrCaptureTooLarge = errors.New("capture would exceed max_snapshot_capture_bytes")
 	ErrDiskBudget      = errors.New("snapshot work dir lacks free space")
 )
@@ -34,8 +37,4 @@ func SkipReason(err error) string {
 		return "disk_budget"
 	}
 	return ""
-}
-
-func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }

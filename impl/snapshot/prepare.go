@@ -4,111 +4,166 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/structpack"
+	"github.com/oplogha/oplogha/impl/state"
 )
 
 // PrepareSpec names what a prepared snapshot will be.
 type PrepareSpec struct {
+	Root         string // the snapshot root ({s3_prefix}/{cluster_id}); objects go under <root>/batch-oplog/<id>/
 	ID           ID
-	Prefix       string // the object prefix it will be written under
-	View         uint64 // producer view of the captured prefix
-	Previous     string // previous_snapshot_id ("" for none)
+	View         int64 // producer view of the captured prefix (0: none)
 	WorkDir      string
-	ChunkObjects int       // default DefaultChunkObjects
+	ChunkObjects int       // objects per chunk (DefaultChunkObjects is upstream's default); 0 or less is refused
 	CreatedAt    time.Time // default now
 }
 
-// Prepared is a capture encoded into a temporary work file (checksummed in
-// the same pass) and decode-checked, with the manifest and descriptor that
-// describe it: everything Write needs. Close removes the file.
+// Prepared is a capture encoded into a temporary work file and
+// decode-checked, with the manifest and descriptor that describe it:
+// everything Write needs. Close removes the file.
 type Prepared struct {
-	File       *os.File
-	Layout     *Layout
-	Manifest   Manifest
-	Descriptor Descriptor
-	EncodeTime time.Duration
-	DecodeTime time.Duration // the decode-check, which runs alongside the encoder: from the start to its end
+	File          *os.File
+	Keys          batchsnap.ArtifactKeyspace
+	Layout        *Layout
+	Manifest      batchsnap.Manifest
+	ManifestRaw   []byte
+	Descriptor    batchsnap.Descriptor
+	DescriptorRaw []byte
+	EncodeTime    time.Duration
+	DecodeTime    time.Duration // the decode-check, which runs alongside the encoder: from the start to its end
 }
 
-// Prepare encodes c into a new file in spec.WorkDir and structurally
-// validates the file by decoding it (RFC "Encoding and Resource Bounds",
-// steps 3–5), then builds the manifest and descriptor. On error nothing is
-// left behind.
+// Pointer is the pointer that names the prepared snapshot once written.
+func (p *Prepared) Pointer() batchsnap.Pointer {
+	return batchsnap.PointerTo(p.Descriptor, p.Keys.Descriptor(), p.DescriptorRaw)
+}
+
+// Prepare checks the writer's arguments as upstream's writer does
+// (writer.cpp:83-89: an artifact prefix that builds, an id that starts with
+// the capture's batch, a consistent cursor, a view and a creation time of
+// zero or more, a positive chunk object count: else ErrWriterArguments and
+// nothing is touched), encodes c into a new file in spec.WorkDir, and
+// structurally validates every part by reading it back from the file and
+// decoding it, while the encoder goes on (RFC "Encoding and Resource
+// Bounds", steps 3-5); then builds the manifest and descriptor. On error
+// nothing is left behind.
 func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
-	if spec.ChunkObjects <= 0 {
-		spec.ChunkObjects = DefaultChunkObjects
-	}
 	if spec.CreatedAt.IsZero() {
 		spec.CreatedAt = time.Now()
+	}
+	cur := c.Cursor()
+	keys := batchsnap.Artifacts(spec.Root, spec.ID.String())
+	switch {
+	case keys.Prefix() == "":
+		return nil, fmt.Errorf("%w: no artifact prefix for root %q and id %q", ErrWriterArguments, spec.Root, spec.ID)
+	case !strings.HasPrefix(spec.ID.String(), strconv.FormatUint(cur.BatchID, 10)+"-"):
+		return nil, fmt.Errorf("%w: id %s is not of the captured batch %d", ErrWriterArguments, spec.ID, cur.BatchID)
+	case !cur.Consistent():
+		return nil, fmt.Errorf("%w: capture cursor %s", ErrWriterArguments, cur)
+	case spec.View < 0 || spec.ChunkObjects <= 0 || spec.CreatedAt.UnixMilli() < 0:
+		return nil, fmt.Errorf("%w: view %d, chunk object count %d, created %d", ErrWriterArguments, spec.View, spec.ChunkObjects, spec.CreatedAt.UnixMilli())
 	}
 	f, err := os.CreateTemp(spec.WorkDir, "oplogha-snapshot-*.payload")
 	if err != nil {
 		return nil, err
 	}
-	p = &Prepared{File: f}
+	p = &Prepared{File: f, Keys: keys}
 	defer func() {
 		if err != nil {
 			p.Close()
 			p = nil
 		}
 	}()
-	// The decode-check reads the file behind the encoder, on another core:
-	// every byte it checks is read back from the file, and all of it is
-	// checked before Prepare returns (so before any upload), but it no
-	// longer adds its own pass to the critical path.
+	// The decode-check reads each part back from the file, on another core,
+	// as soon as the encoder has written it: every byte it checks is what
+	// the file holds, all of it is checked before Prepare returns (so before
+	// any upload), and it adds no pass of its own to the critical path.
 	start := time.Now()
-	fol := newFollower(f, HeaderSize)
-	type checked struct {
-		b   body
-		err error
-		at  time.Time
-	}
-	done := make(chan checked, 1)
+	parts := make(chan Part, 4)
+	var checkErr error
+	var checkEnd time.Time
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		b, err := decodeBody(fol, Visitor{}, nil)
-		if err != nil {
-			// Let the encoder finish (it never waits for the check), then
-			// report: the encoder's own error, if any, comes first.
-			io.Copy(io.Discard, fol)
+		defer wg.Done()
+		var chunk batchsnap.ObjectChunk
+		var strs structpack.Strings
+		for part := range parts {
+			if checkErr == nil {
+				checkErr = checkPart(f, part, &chunk, &strs)
+			}
 		}
-		done <- checked{b, err, time.Now()}
+		checkEnd = time.Now()
 	}()
-	p.Layout, err = encode(c, f, spec.ChunkObjects, fol.wrote)
-	fol.end(err)
+	p.Layout, err = Encode(c, f, keys, spec.ChunkObjects, func(part Part) { parts <- part })
+	close(parts)
 	p.EncodeTime = time.Since(start)
-	res := <-done
-	p.DecodeTime = res.at.Sub(start)
+	wg.Wait()
+	p.DecodeTime = checkEnd.Sub(start)
 	if err != nil {
 		return p, err
 	}
-	if res.err != nil {
-		return p, fmt.Errorf("decode-check: %w", res.err)
+	if checkErr != nil {
+		return p, fmt.Errorf("decode-check: %w", checkErr)
 	}
-	// The header is the only part written after the body: read it back
-	// from the file and hold the body to it.
-	var hb [HeaderSize]byte
-	if _, err = f.ReadAt(hb[:], 0); err != nil {
+	id := batchsnap.NewIdentity(spec.ID, cur, spec.View)
+	p.Manifest = batchsnap.Manifest{Identity: id, Segments: p.Layout.Segments.Ref(), ObjectChunks: make([]batchsnap.ChunkRef, 0, len(p.Layout.Chunks))}
+	for _, ch := range p.Layout.Chunks {
+		p.Manifest.ObjectChunks = append(p.Manifest.ObjectChunks, batchsnap.ChunkRef{ChunkIndex: ch.Index, Key: ch.Key, ObjectCount: ch.Count,
+			StoredSize: uint64(ch.Size), CRC32C: ch.CRC32C})
+	}
+	if p.ManifestRaw, err = p.Manifest.Encode(); err != nil {
 		return p, err
 	}
-	h, err := ParseHeader(hb[:])
-	if err != nil {
-		return p, fmt.Errorf("decode-check: %w", err)
+	p.Descriptor = batchsnap.Descriptor{Identity: id, ManifestKey: keys.Manifest(), ManifestSize: uint64(len(p.ManifestRaw)),
+		ManifestCRC32C: batchsnap.CRC32C(p.ManifestRaw), CreatedAtMS: spec.CreatedAt.UnixMilli()}
+	if p.DescriptorRaw, err = p.Descriptor.Encode(); err != nil {
+		return p, err
 	}
-	if h != p.Layout.Header {
-		return p, fmt.Errorf("decode-check: %w: the header in the file differs from the one encoded", ErrMalformed)
-	}
-	if err = res.b.agree(h); err != nil {
-		return p, fmt.Errorf("decode-check: %w", err)
-	}
-	cur := c.Cursor()
-	id := spec.ID.String()
-	p.Manifest = NewManifest(id, spec.View, spec.ChunkObjects, p.Layout)
-	p.Descriptor = Descriptor{SnapshotID: id, SchemaVersion: DescriptorSchemaVersion, LastIncludedSeq: cur.Seq, LastIncludedBatchID: cur.BatchID,
-		ProducerViewVersion: spec.View, PayloadChecksum: p.Layout.Checksum(), PayloadSize: uint64(p.Layout.Size),
-		ManifestKey: path.Join(spec.Prefix, ManifestObject), ObjectPrefix: spec.Prefix, PreviousSnapshotID: spec.Previous,
-		CreatedAtMS: spec.CreatedAt.UnixMilli()}
 	return p, nil
+}
+
+// checkPart reads part back from f, holds it to its size and CRC32C, and
+// decodes it: segments, or a chunk of its index and count whose every object
+// the state model accepts.
+func checkPart(f *os.File, part Part, chunk *batchsnap.ObjectChunk, strs *structpack.Strings) error {
+	data := make([]byte, part.Size)
+	if _, err := f.ReadAt(data, part.Offset); err != nil && err != io.EOF {
+		return fmt.Errorf("%s: %w", part.Name, err)
+	}
+	if got := batchsnap.CRC32C(data); got != part.CRC32C {
+		return fmt.Errorf("%s: %w: the file holds CRC32C %08x, the encoder computed %08x", part.Name, ErrChecksum, got, part.CRC32C)
+	}
+	if part.Name == batchsnap.SegmentsObject {
+		segs, err := batchsnap.DecodeSegments(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", part.Name, err)
+		}
+		for i := range segs {
+			if _, err := state.SegmentFromSnapshot(segs[i]); err != nil {
+				return fmt.Errorf("%s: segment %d: %w", part.Name, i, err)
+			}
+		}
+		if uint64(len(segs)) != part.Count {
+			return fmt.Errorf("%s: %w: %d segments, %d encoded", part.Name, ErrCount, len(segs), part.Count)
+		}
+		return nil
+	}
+	if err := batchsnap.DecodeObjectChunkInto(data, part.Index, part.Count, chunk, strs); err != nil {
+		return fmt.Errorf("%s: %w", part.Name, err)
+	}
+	for i := range chunk.Objects {
+		if _, _, err := state.ObjectFromSnapshot(&chunk.Objects[i]); err != nil {
+			return fmt.Errorf("%s: object %d: %w", part.Name, i, err)
+		}
+	}
+	return nil
 }
 
 // Close closes and removes the work file.

@@ -2,43 +2,61 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-// builderBatch is how many decoded objects travel to the builder at once.
+// builderBatch is how many converted objects travel to the builder at once.
 const builderBatch = 4096
 
-type decoded struct {
+type built struct {
 	k state.ObjectKey
-	o state.Object
+	o *state.Object
 }
 
-// pipelinedBuilder feeds a state.Builder from another goroutine, so decoding
-// (varints, checksums, interning) and building (B-tree loads, allocation)
-// run on two cores. Decoded objects are the decoder's to give away (their
-// strings and replica lists are never reused), so handing them across is
-// safe. The builder's first error stops the decode at the next object.
+// pipelinedBuilder feeds a state.Builder from another goroutine, so
+// verifying, decoding and converting (this goroutine) and building (B-tree
+// inserts) run on two cores. Converted objects share nothing with the
+// decoder's reused buffers, so handing them across is safe. The builder's
+// first error stops the read at the next object.
 type pipelinedBuilder struct {
 	b       *state.Builder
-	ch      chan []decoded
-	free    chan []decoded
-	cur     []decoded
+	ch      chan []built
+	cur     []built
 	started bool
 	done    chan struct{}
 	mu      sync.Mutex
 	err     error
+	objects uint64
 }
 
 func newPipelinedBuilder() *pipelinedBuilder {
-	return &pipelinedBuilder{b: state.NewBuilder(), ch: make(chan []decoded, 2), free: make(chan []decoded, 3), done: make(chan struct{})}
+	return &pipelinedBuilder{b: state.NewBuilder(), ch: make(chan []built, 2), done: make(chan struct{})}
 }
 
-func (p *pipelinedBuilder) visitor() Visitor {
-	return Visitor{Segment: p.b.AddSegment, Object: p.object}
+func (p *pipelinedBuilder) visitor() batchsnap.Visitor {
+	return batchsnap.Visitor{Segments: p.segments, Chunk: p.chunk}
+}
+
+func (p *pipelinedBuilder) segments(segs []batchsnap.SegmentInfo) error {
+	for i := range segs {
+		s, err := state.SegmentFromSnapshot(segs[i])
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", i, err)
+		}
+		if err := p.b.AddSegment(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (p *pipelinedBuilder) failed() error {
@@ -47,28 +65,31 @@ func (p *pipelinedBuilder) failed() error {
 	return p.err
 }
 
-func (p *pipelinedBuilder) object(k state.ObjectKey, o state.Object) error {
+func (p *pipelinedBuilder) chunk(c *batchsnap.ObjectChunk) error {
 	if !p.started {
 		// Segments are all added (they precede every object); from here on
 		// only the builder goroutine touches the Builder.
 		p.started = true
 		go p.run()
 	}
-	if p.cur == nil {
-		select {
-		case p.cur = <-p.free:
-		default:
-			p.cur = make([]decoded, 0, builderBatch)
+	for i := range c.Objects {
+		k, o, err := state.ObjectFromSnapshot(&c.Objects[i])
+		if err != nil {
+			return fmt.Errorf("chunk %d object %d: %w", c.ChunkIndex, i, err)
+		}
+		if p.cur == nil {
+			p.cur = make([]built, 0, builderBatch)
+		}
+		p.cur = append(p.cur, built{k, o})
+		if len(p.cur) == builderBatch {
+			if err := p.failed(); err != nil {
+				return err
+			}
+			p.ch <- p.cur
+			p.cur = nil
 		}
 	}
-	p.cur = append(p.cur, decoded{k, o})
-	if len(p.cur) == builderBatch {
-		if err := p.failed(); err != nil {
-			return err
-		}
-		p.ch <- p.cur
-		p.cur = nil
-	}
+	p.objects += uint64(len(c.Objects))
 	return nil
 }
 
@@ -77,35 +98,19 @@ func (p *pipelinedBuilder) run() {
 	var err error
 	for batch := range p.ch {
 		for i := 0; err == nil && i < len(batch); i++ {
-			err = p.b.AddObject(batch[i].k, batch[i].o)
+			err = p.b.AddObjectShared(batch[i].k, batch[i].o)
 		}
 		if err != nil {
 			p.mu.Lock()
 			p.err = err
 			p.mu.Unlock()
 		}
-		clear(batch)
-		select {
-		case p.free <- batch[:0]:
-		default:
-		}
 	}
 }
 
 // result waits for the builder and returns the state at cursor c, or the
-// first error: the decoder's (decodeErr) before the builder's.
-func (p *pipelinedBuilder) result(decodeErr error, c state.Cursor) (*state.State, error) {
-	if err := p.stop(); decodeErr == nil {
-		decodeErr = err
-	}
-	if decodeErr != nil {
-		return nil, decodeErr
-	}
-	return p.b.Finish(c)
-}
-
-// stop hands over what is left and waits for the builder goroutine.
-func (p *pipelinedBuilder) stop() error {
+// first error: the reader's (readErr) before the builder's.
+func (p *pipelinedBuilder) result(readErr error, c state.Cursor) (*state.State, error) {
 	if p.started {
 		if len(p.cur) > 0 {
 			p.ch <- p.cur
@@ -114,32 +119,97 @@ func (p *pipelinedBuilder) stop() error {
 		close(p.ch)
 		<-p.done
 	}
-	return p.failed()
+	if readErr == nil {
+		readErr = p.failed()
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	return p.b.Finish(c)
 }
 
-// Restore decodes a payload into a new state (a temporary recovery context:
-// nothing is returned unless all of it is valid).
-func Restore(r io.Reader) (*state.State, Header, error) {
-	p := newPipelinedBuilder()
-	h, _, err := Decode(r, p.visitor())
-	s, err := p.result(err, h.Cursor)
-	return s, h, err
+// Timings split a read of a snapshot: Download is the time until the last
+// object came out of the store, Decode until the state was built. They run
+// side by side (the next chunk downloads while one is decoded), so Decode
+// includes most of Download.
+type Timings struct {
+	Download, Decode time.Duration
 }
 
-// OpenState is Open into a new state: the snapshot at prefix, read by exact
-// keys and verified object by object, decoded and built on two cores.
-// Nothing is returned unless all of it is valid.
-func OpenState(ctx context.Context, st objstore.Store, prefix string) (Descriptor, Manifest, Header, *state.State, error) {
-	d, m, h, s, _, err := OpenStateTimed(ctx, st, prefix)
-	return d, m, h, s, err
+// timedGetter notes when the last object read from a store was read whole.
+type timedGetter struct {
+	g     contract.ObjectGetter
+	start time.Time
+	last  atomic.Int64 // nanoseconds since start
 }
 
-// OpenStateTimed is OpenState that also says how long the download and the
-// decode took.
-func OpenStateTimed(ctx context.Context, st objstore.Store, prefix string) (Descriptor, Manifest, Header, *state.State, Timings, error) {
-	p := newPipelinedBuilder()
+func (t *timedGetter) GetObject(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	rc, n, err := t.g.GetObject(ctx, key)
+	if err != nil {
+		return rc, n, err
+	}
+	return &timedBody{ReadCloser: rc, t: t}, n, nil
+}
+
+type timedBody struct {
+	io.ReadCloser
+	t *timedGetter
+}
+
+func (b *timedBody) Close() error {
+	b.t.last.Store(int64(time.Since(b.t.start)))
+	return b.ReadCloser.Close()
+}
+
+// OpenState reads the snapshot p names into a new state: by exact keys,
+// each object verified by size and CRC32C before it is decoded, decoded and
+// built on two cores. Nothing is returned unless all of it is valid. The
+// head is returned with an error too, when it was read.
+func OpenState(ctx context.Context, st objstore.Store, p batchsnap.Pointer) (*batchsnap.Head, *state.State, Timings, error) {
+	tg := &timedGetter{g: objstore.Getter(st), start: time.Now()}
 	var t Timings
-	d, m, h, err := open(ctx, st, prefix, p.visitor(), &t)
-	s, err := p.result(err, h.Cursor)
-	return d, m, h, s, t, err
+	h, err := batchsnap.OpenHead(ctx, tg, p)
+	if err != nil {
+		return h, nil, t, err
+	}
+	b := newPipelinedBuilder()
+	err = h.ReadContent(ctx, tg, b.visitor())
+	s, err := b.result(err, h.Descriptor.Cursor())
+	t.Download, t.Decode = time.Duration(tg.last.Load()), time.Since(tg.start)
+	if err != nil {
+		return h, nil, t, err
+	}
+	if b.objects != h.Objects() {
+		return h, nil, t, fmt.Errorf("%w: read %d objects, the manifest lists %d", ErrCount, b.objects, h.Objects())
+	}
+	return h, s, t, nil
+}
+
+// Verify reads the snapshot p names whole and decodes every object into
+// this model without keeping it: what a node checks before it trusts a
+// snapshot it did not write (retention's revalidation).
+func Verify(ctx context.Context, st objstore.Store, p batchsnap.Pointer) (*batchsnap.Head, error) {
+	g := objstore.Getter(st)
+	h, err := batchsnap.OpenHead(ctx, g, p)
+	if err != nil {
+		return h, err
+	}
+	return h, h.ReadContent(ctx, g, batchsnap.Visitor{
+		Segments: func(segs []batchsnap.SegmentInfo) error {
+			for i := range segs {
+				if _, err := state.SegmentFromSnapshot(segs[i]); err != nil {
+					return fmt.Errorf("segment %d: %w", i, err)
+				}
+			}
+			return nil
+		},
+		Chunk: func(c *batchsnap.ObjectChunk) error {
+			for i := range c.Objects {
+				if _, _, err := state.ObjectFromSnapshot(&c.Objects[i]); err != nil {
+					return fmt.Errorf("chunk %d object %d: %w", c.ChunkIndex, i, err)
+				}
+			}
+			return nil
+		},
+	})
 }

@@ -2,289 +2,270 @@ package snapshot
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/objstore"
+	"github.com/oplogha/oplogha/impl/objstore/localdir"
 	"github.com/oplogha/oplogha/impl/state"
 )
 
-// buildState makes a state of n objects over two segments, through the Builder.
-func buildState(t testing.TB, n int) *state.State {
+// testState is a state of n objects on two segments, with every replica
+// kind and hard_pinned in all three states, at batch 1 (each object its own
+// entry).
+func testState(t testing.TB, n int) *state.State {
 	t.Helper()
-	b := state.NewBuilder()
-	require.NoError(t, b.AddSegment(state.Segment{Endpoint: "10.0.0.1:7000", Name: "a", Capacity: 1 << 50, Kind: state.ReplicaMemory}))
-	require.NoError(t, b.AddSegment(state.Segment{Endpoint: "10.0.0.2:7000", Name: "b", Capacity: 1 << 50, Kind: state.ReplicaDisk, FilePath: "/ssd/b"}))
-	for i := 0; i < n; i++ {
-		o := state.Object{ClientID: state.UUID{First: 1, Second: 2}, Size: 4096, GroupID: "g", DataType: uint32(i % 3), HardPinned: i%7 == 0,
-			Replicas: []state.Replica{{ID: 1, Kind: state.ReplicaMemory, Segment: "10.0.0.1:7000", Offset: uint64(i) * 4096,
-				Length: 4096, Status: state.ReplicaComplete}}}
-		if i%5 == 0 {
-			o.Replicas = append(o.Replicas, state.Replica{ID: 2, Kind: state.ReplicaNoF, Segment: "10.0.0.2:7000",
-				Offset: uint64(i) * 4096, Length: 4096, Status: state.ReplicaProcessing})
+	s := state.New()
+	entries := []state.Entry{
+		state.MountSegment(state.Segment{Endpoint: "10.0.0.1:1", Name: "seg-a", Capacity: 1 << 40, Kind: state.ReplicaMemory}),
+		state.MountSegment(state.Segment{Endpoint: "10.0.0.2:1", Name: "seg-b", Capacity: 1 << 30, Kind: state.ReplicaDisk, FilePath: "/mnt/b"}),
+	}
+	for i := range n {
+		o := state.Object{ClientID: state.UUID{First: uint64(i), Second: 7}, Size: 4096, GroupID: fmt.Sprintf("g%d", i%3),
+			DataType: uint32(i % 5), HardPinned: i%4 == 1}
+		switch i % 5 {
+		case 0:
+			o.Replicas = []state.Replica{{ID: uint64(i), Kind: state.ReplicaMemory, Segment: "10.0.0.1:1", Offset: uint64(i) * 4096, Length: 4096,
+				Status: state.ReplicaComplete, Protocol: "tcp"}}
+		case 1:
+			o.Replicas = []state.Replica{{ID: uint64(i), Kind: state.ReplicaNoF, Segment: "10.0.0.1:1", Offset: 1, Length: 2, Status: state.ReplicaProcessing, Protocol: "nvmeof"},
+				{ID: uint64(i) + 1, Kind: state.ReplicaDisk, FilePath: "/x", Length: 4096, Status: state.ReplicaComplete}}
+		case 2:
+			o.Replicas = []state.Replica{{ID: 3, Kind: state.ReplicaLocalDisk, ClientID: state.UUID{First: 1, Second: 2}, Length: 9, Segment: "ep", Status: state.ReplicaFailed}}
+		case 3:
+			o.Replicas = []state.Replica{{ID: 4, Kind: state.ReplicaDFS, FilePath: "/dfs", Offset: 8, Length: 9, AlignedSize: 4096, ShardIdx: -1, Status: state.ReplicaRemoved}}
 		}
-		require.NoError(t, b.AddObject(state.ObjectKey{Tenant: fmt.Sprintf("t%d", i%4/4), Key: fmt.Sprintf("key-%09d", i)}, o))
+		entries = append(entries, state.PutEnd(fmt.Sprintf("tenant-%d", i%2), fmt.Sprintf("key-%06d", i), o))
 	}
-	cur := state.Cursor{}
-	if n > 0 {
-		cur = state.Cursor{BatchID: 77, Seq: 1234}
-	}
-	s, err := b.Finish(cur)
-	require.NoError(t, err)
+	// An empty PUT_END payload: upstream's applier stores empty metadata
+	// with hard_pinned unset.
+	entries = append(entries, state.Entry{Op: state.OpPutEnd, Tenant: "tenant-0", Key: "empty-payload"})
+	require.NoError(t, s.Apply(state.Batch{ID: 1, FirstSeq: 1, LastSeq: uint64(len(entries)), Entries: entries}))
 	return s
 }
 
-func encodeToFile(t testing.TB, s *state.State, chunk int) (*os.File, *Layout) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(t.TempDir(), "payload"))
+func localStore(t testing.TB) *localdir.Store {
+	st, err := localdir.New(t.TempDir())
 	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	l, err := Encode(s.Capture(), f, chunk)
-	require.NoError(t, err)
-	return f, l
+	return st
 }
 
-func readAll(t testing.TB, f *os.File) []byte {
+func prepare(t testing.TB, s *state.State, root string, lease int64, chunk int) *Prepared {
 	t.Helper()
-	data, err := os.ReadFile(f.Name())
+	p, err := Prepare(s.Capture(), PrepareSpec{Root: root, ID: NewID(s.Cursor().BatchID, lease), View: 3, WorkDir: t.TempDir(),
+		ChunkObjects: chunk, CreatedAt: time.UnixMilli(1767225600000)})
 	require.NoError(t, err)
-	return data
+	t.Cleanup(p.Close)
+	return p
 }
 
-func TestPayloadRoundTrip(t *testing.T) {
-	for _, n := range []int{0, 1, 9, 10, 11, 1000} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			s := buildState(t, n)
-			f, l := encodeToFile(t, s, 10)
-			wantChunks := (n + 9) / 10
-			require.Len(t, l.Parts, 1+wantChunks)
-			data := readAll(t, f)
-			require.Equal(t, l.Size, int64(len(data)))
-			back, h, err := Restore(bytes.NewReader(data))
+func TestWriteThenOpenState(t *testing.T) {
+	for _, c := range []struct{ objects, chunk int }{{0, 4}, {1, 4}, {7, 4}, {8, 4}, {40, 1}, {1000, 333}, {1000, DefaultChunkObjects}} {
+		t.Run(fmt.Sprintf("%d objects, chunks of %d", c.objects, c.chunk), func(t *testing.T) {
+			s := testState(t, c.objects)
+			st := localStore(t)
+			p := prepare(t, s, "snapshots/c1", 7, c.chunk)
+			want := (c.objects + 1 + c.chunk - 1) / c.chunk
+			require.Len(t, p.Layout.Chunks, want)
+			w, err := Write(context.Background(), st, objstore.Trust{}, p, WriteOptions{})
 			require.NoError(t, err)
-			require.Equal(t, s.Digest(), back.Digest())
-			require.Equal(t, s.Cursor(), back.Cursor())
-			require.Equal(t, l.Header, h)
-			// Parts tile the stream exactly, each with its own checksum.
-			var off int64
-			for _, p := range l.Parts {
-				require.Equal(t, off, p.Offset)
-				off += p.Size
-				require.Equal(t, CRC64NVME(p.CRC), CRC64NVME(crcOf(data[p.Offset:p.Offset+p.Size])))
+			require.Equal(t, "snapshots/c1/batch-oplog/1-7/descriptor.json", w.Pointer.DescriptorKey)
+			for name, proof := range w.Proofs {
+				require.Equal(t, objstore.ProofReadback, proof, name) // a local directory keeps no checksum
 			}
-			require.Equal(t, l.Size, off)
+			require.Len(t, w.Proofs, 3+want)
+			h, got, _, err := OpenState(context.Background(), st, w.Pointer)
+			require.NoError(t, err)
+			require.Equal(t, s.Digest(), got.Digest())
+			require.Equal(t, s.Cursor(), got.Cursor())
+			require.Equal(t, int64(3), h.Descriptor.ProducerViewVersion)
+			o, ok := got.Object("tenant-0", "empty-payload")
+			require.True(t, ok)
+			require.True(t, o.HardPinnedUnset, "an unset hard_pinned survives the snapshot")
+			_, err = Verify(context.Background(), st, w.Pointer)
+			require.NoError(t, err)
 		})
 	}
 }
 
-func TestMillionObjectRoundTrip(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1M objects")
+// TestReadsUpstreamsDirectory: the snapshot upstream's writer wrote (both
+// wire variants, objects in hash-map order) restores into this state model.
+func TestReadsUpstreamsDirectory(t *testing.T) {
+	for _, variant := range []string{"ndebug", "type_literal"} {
+		dir := filepath.Join("..", "contract", "testdata", "upstream", "snapshot", "directory", variant)
+		st := &localdir.Store{Root: dir}
+		key := batchsnap.Artifacts("snapshots", "42-7").Descriptor()
+		raw, err := os.ReadFile(filepath.Join(dir, key))
+		require.NoError(t, err)
+		d, err := batchsnap.DecodeDescriptor(raw)
+		require.NoError(t, err)
+		_, s, _, err := OpenState(context.Background(), st, batchsnap.PointerTo(d, key, raw))
+		require.NoError(t, err, variant)
+		objects, segments := s.Len()
+		require.Equal(t, [2]int{7, 3}, [2]int{objects, segments}, variant)
+		require.Equal(t, contract.Cursor{BatchID: 42, Seq: 1000}, s.Cursor())
+		o, ok := s.Object("tenant-a", "pinned/object")
+		require.True(t, ok)
+		require.True(t, o.HardPinned)
 	}
-	s := buildState(t, 1_000_000)
-	start := time.Now()
-	f, l := encodeToFile(t, s, 100_000)
-	t.Logf("encoded 1M objects to %d bytes in %v (%d chunks)", l.Size, time.Since(start), len(l.Parts)-1)
-	in, err := os.Open(f.Name())
-	require.NoError(t, err)
-	defer in.Close()
-	back, _, err := Restore(in)
-	require.NoError(t, err)
-	require.Equal(t, s.Digest(), back.Digest())
 }
 
-func TestCorruptionIsDetected(t *testing.T) {
-	s := buildState(t, 50)
-	f, l := encodeToFile(t, s, 16)
-	good := readAll(t, f)
-	mutate := func(fn func([]byte) []byte) []byte { return fn(append([]byte(nil), good...)) }
-	cases := map[string]struct {
-		data []byte
-		want error
+// faultyStore is a real local store that records the calls made to it and
+// fails or corrupts the puts a test names: a fault-injecting wrapper, not a
+// mock.
+type faultyStore struct {
+	*localdir.Store
+	calls   []string
+	failPut map[string]error
+	flip    map[string]bool
+}
+
+func (f *faultyStore) record(op, key string) { f.calls = append(f.calls, op+" "+filepath.Base(key)) }
+
+func (f *faultyStore) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint32) error {
+	f.record("put", key)
+	if err := f.failPut[filepath.Base(key)]; err != nil {
+		return err
+	}
+	if f.flip[filepath.Base(key)] {
+		data := make([]byte, size)
+		src.ReadAt(data, 0)
+		data[0] ^= 1
+		return f.Store.PutIfAbsent(ctx, key, bytes.NewReader(data), size, crc)
+	}
+	return f.Store.PutIfAbsent(ctx, key, src, size, crc)
+}
+
+func (f *faultyStore) Delete(ctx context.Context, keys []string) error {
+	sorted := append([]string(nil), keys...)
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		f.record("delete", k)
+	}
+	return f.Store.Delete(ctx, keys)
+}
+
+func (f *faultyStore) keys(t *testing.T) []string {
+	list, err := f.Store.List(context.Background(), "")
+	require.NoError(t, err)
+	var out []string
+	for _, o := range list {
+		out = append(out, o.Key)
+	}
+	return out
+}
+
+// TestWriterCases runs the cases of upstream's writer-cases.jsonl against
+// this writer: what upstream writes, refuses and leaves behind, in order.
+// The calls differ where the stores differ (create-only puts verified one
+// by one here; upstream uploads all, then inspects all), not in what
+// reaches the store or in what a failure leaves.
+func TestWriterCases(t *testing.T) {
+	s := testState(t, 6) // 7 objects with the empty-payload one, as upstream's cases
+	newFaulty := func(t *testing.T) *faultyStore {
+		return &faultyStore{Store: localStore(t), failPut: map[string]error{}, flip: map[string]bool{}}
+	}
+	all := []string{"snapshots/batch-oplog/1-7/descriptor.json", "snapshots/batch-oplog/1-7/manifest.json",
+		"snapshots/batch-oplog/1-7/objects/0.bin", "snapshots/batch-oplog/1-7/objects/1.bin", "snapshots/batch-oplog/1-7/segments.bin"}
+
+	t.Run("backend_without_crc32c", func(t *testing.T) {
+		f := newFaulty(t)
+		w, err := Write(context.Background(), f, objstore.Trust{}, prepare(t, s, "snapshots", 7, 4), WriteOptions{Parallel: 1})
+		require.NoError(t, err)
+		require.Equal(t, all, f.keys(t))
+		require.Equal(t, []string{"put segments.bin", "put 0.bin", "put 1.bin", "put manifest.json", "put descriptor.json"}, f.calls)
+		require.Equal(t, objstore.ProofReadback, w.Proofs["descriptor.json"])
+	})
+	t.Run("empty_cluster", func(t *testing.T) {
+		f := newFaulty(t)
+		empty := state.New()
+		p, err := Prepare(empty.Capture(), PrepareSpec{Root: "snapshots", ID: NewID(0, 7), WorkDir: t.TempDir(), ChunkObjects: 4})
+		require.NoError(t, err)
+		defer p.Close()
+		_, err = Write(context.Background(), f, objstore.Trust{}, p, WriteOptions{})
+		require.NoError(t, err)
+		require.Equal(t, []string{"snapshots/batch-oplog/0-7/descriptor.json", "snapshots/batch-oplog/0-7/manifest.json",
+			"snapshots/batch-oplog/0-7/segments.bin"}, f.keys(t))
+	})
+	t.Run("candidate_prefix_exists", func(t *testing.T) {
+		f := newFaulty(t)
+		p := prepare(t, s, "snapshots", 7, 4)
+		require.NoError(t, f.Store.PutIfAbsent(context.Background(), "snapshots/batch-oplog/1-7/segments.bin", strings.NewReader("x"), 1, 0))
+		_, err := Write(context.Background(), f, objstore.Trust{}, p, WriteOptions{})
+		require.ErrorIs(t, err, ErrPrefixTaken)
+		require.ErrorContains(t, err, "snapshots/batch-oplog/1-7/")
+		require.Empty(t, f.calls, "nothing written, nothing deleted")
+		require.Equal(t, []string{"snapshots/batch-oplog/1-7/segments.bin"}, f.keys(t))
+	})
+	t.Run("upload_failure", func(t *testing.T) {
+		f := newFaulty(t)
+		f.failPut["0.bin"] = errors.New("injected upload failure")
+		_, err := Write(context.Background(), f, objstore.Trust{}, prepare(t, s, "snapshots", 7, 4), WriteOptions{Parallel: 1})
+		require.ErrorContains(t, err, "injected upload failure")
+		require.Empty(t, f.keys(t), "the candidate's objects are deleted")
+		require.Contains(t, f.calls, "delete segments.bin")
+	})
+	t.Run("readback_mismatch", func(t *testing.T) {
+		f := newFaulty(t)
+		f.flip["segments.bin"] = true
+		_, err := Write(context.Background(), f, objstore.Trust{}, prepare(t, s, "snapshots", 7, 4), WriteOptions{})
+		require.ErrorIs(t, err, objstore.ErrCorrupt)
+		require.ErrorContains(t, err, "segments.bin")
+		require.Empty(t, f.keys(t), "the candidate's objects are deleted")
+	})
+	for _, c := range []struct {
+		name string
+		spec PrepareSpec
 	}{
-		"flipped object byte": {mutate(func(b []byte) []byte { b[l.Parts[2].Offset+20] ^= 0x40; return b }), nil},
-		"flipped size byte": {mutate(func(b []byte) []byte {
-			// the size uvarint of an object sits after its key (13 bytes) and
-			// its client id (two one-byte uvarints); flip a low bit of its
-			// second byte, which keeps every field well-formed: only the
-			// checksum can tell
-			i := bytes.Index(b[l.Parts[2].Offset:], []byte("key-")) + int(l.Parts[2].Offset) + len("key-000000000") + 2
-			b[i+1] ^= 0x01
-			return b
-		}), ErrChecksum},
-		"flipped segment byte": {mutate(func(b []byte) []byte { b[HeaderSize+12] ^= 0x01; return b }), nil},
-		"flipped header byte":  {mutate(func(b []byte) []byte { b[20] ^= 0x01; return b }), ErrChecksum},
-		"bad magic":            {mutate(func(b []byte) []byte { b[0] = 'X'; return b }), ErrMalformed},
-		"truncated":            {good[:len(good)-5], ErrTruncated},
-		"header only":          {good[:HeaderSize], ErrTruncated},
-		"short header":         {good[:10], ErrTruncated},
-		"trailing byte":        {append(append([]byte(nil), good...), 0), ErrTrailing},
-		"chunk dropped":        {append(append([]byte(nil), good[:l.Parts[1].Offset]...), good[l.Parts[2].Offset:]...), ErrMalformed},
-		"chunks swapped": {mutate(func(b []byte) []byte {
-			p1, p2 := l.Parts[1], l.Parts[2]
-			out := append([]byte(nil), b[:p1.Offset]...)
-			out = append(out, b[p2.Offset:p2.Offset+p2.Size]...)
-			out = append(out, b[p1.Offset:p1.Offset+p1.Size]...)
-			return append(out, b[p2.Offset+p2.Size:]...)
-		}), ErrMalformed},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, _, err := Decode(bytes.NewReader(tc.data), Visitor{})
-			require.Error(t, err)
-			require.True(t, typed(err), "untyped decode error: %v", err)
-			if tc.want != nil {
-				require.ErrorIs(t, err, tc.want)
-			}
+		{"id_batch_mismatch", PrepareSpec{Root: "snapshots", ID: NewID(2, 7), ChunkObjects: 4}},
+		{"id_invalid", PrepareSpec{Root: "snapshots", ID: NewID(1, 0), ChunkObjects: 4}},
+		{"root_empty", PrepareSpec{Root: "/", ID: NewID(1, 7), ChunkObjects: 4}},
+		{"chunk_object_count_zero", PrepareSpec{Root: "snapshots", ID: NewID(1, 7)}},
+		{"created_at_ms_negative", PrepareSpec{Root: "snapshots", ID: NewID(1, 7), ChunkObjects: 4, CreatedAt: time.UnixMilli(-1)}},
+		{"view_negative", PrepareSpec{Root: "snapshots", ID: NewID(1, 7), ChunkObjects: 4, View: -1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.spec.WorkDir = dir
+			_, err := Prepare(s.Capture(), c.spec)
+			require.ErrorIs(t, err, ErrWriterArguments)
+			left, _ := os.ReadDir(dir)
+			require.Empty(t, left, "nothing touched")
 		})
 	}
 }
 
-func TestUnknownVersionsAreRefused(t *testing.T) {
-	h := Header{EnvelopeSchemaVersion: 2, PayloadCodecVersion: 1, Cursor: state.Cursor{BatchID: 1, Seq: 1}}
-	b := h.Marshal()
-	_, err := ParseHeader(b[:])
-	require.ErrorIs(t, err, ErrVersion)
-	h = Header{EnvelopeSchemaVersion: 1, PayloadCodecVersion: 9}
-	b = h.Marshal()
-	_, err = ParseHeader(b[:])
-	require.ErrorIs(t, err, ErrVersion)
-	// Version 1 payloads hold the object records of before upstream's
-	// payloads: refused, never decoded with today's record layout.
-	h = Header{EnvelopeSchemaVersion: 1, PayloadCodecVersion: 1, Cursor: state.Cursor{BatchID: 1, Seq: 1}}
-	b = h.Marshal()
-	_, err = ParseHeader(b[:])
-	require.ErrorIs(t, err, ErrVersion)
-	h = Header{EnvelopeSchemaVersion: 1, PayloadCodecVersion: PayloadCodecVersion, Cursor: state.Cursor{BatchID: 1}}
-	b = h.Marshal()
-	_, err = ParseHeader(b[:])
-	require.ErrorIs(t, err, ErrCursorMismatch)
-}
-
-func descriptorFor(t *testing.T, l *Layout, view uint64) (Descriptor, Manifest) {
-	t.Helper()
-	id := NewID(l.Header.Cursor.BatchID, 0x1f)
-	prefix := path.Join("snap", "c1", id.String())
-	m := NewManifest(id.String(), view, 16, l)
-	d := Descriptor{SnapshotID: id.String(), SchemaVersion: 1, LastIncludedSeq: l.Header.Cursor.Seq, LastIncludedBatchID: l.Header.Cursor.BatchID,
-		ProducerViewVersion: view, PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size), ManifestKey: path.Join(prefix, ManifestObject),
-		ObjectPrefix: prefix, CreatedAtMS: 1_700_000_000_000}
-	return d, m
-}
-
-func TestDescriptorAndManifestAgree(t *testing.T) {
-	s := buildState(t, 40)
-	_, l := encodeToFile(t, s, 16)
-	d, m := descriptorFor(t, l, 3)
-	dj, err := d.Encode()
+// TestSecondAttemptUnderOneLease: an id names a lease and a batch, not an
+// attempt; a second attempt at the same batch under the same lease meets
+// the first one's objects and fails cleanly, deleting nothing.
+func TestSecondAttemptUnderOneLease(t *testing.T) {
+	s := testState(t, 5)
+	st := localStore(t)
+	first, err := Write(context.Background(), st, objstore.Trust{}, prepare(t, s, "r", 9, 4), WriteOptions{})
 	require.NoError(t, err)
-	d2, err := DecodeDescriptor(dj)
-	require.NoError(t, err)
-	require.Equal(t, d, d2)
-	mj, err := m.Encode()
-	require.NoError(t, err)
-	m2, err := DecodeManifest(mj)
-	require.NoError(t, err)
-	require.Equal(t, m, m2)
-	require.NoError(t, Agree(d2, m2))
-	require.NoError(t, AgreeHeader(l.Header, m2))
-
-	bad := d
-	bad.LastIncludedSeq++
-	require.ErrorIs(t, Agree(bad, m), ErrIdentity)
-	bad = d
-	bad.PayloadChecksum = CRC64NVME(1)
-	require.ErrorIs(t, Agree(bad, m), ErrIdentity)
-	h := l.Header
-	h.Cursor.Seq++
-	require.ErrorIs(t, AgreeHeader(h, m), ErrCursorMismatch)
-	mm := m
-	mm.Chunks = mm.Chunks[:1]
-	require.Error(t, mm.Validate())
-}
-
-func TestDescriptorDecoding(t *testing.T) {
-	d, err := DecodeDescriptor([]byte("120|3|1700000000123"))
-	require.NoError(t, err)
-	require.True(t, d.Legacy())
-	require.Equal(t, Descriptor{LastIncludedSeq: 120, ProducerViewVersion: 3, CreatedAtMS: 1700000000123}, d)
-	d, err = DecodeDescriptor([]byte("0|0|1"))
-	require.NoError(t, err, "a legacy zero cursor is legal")
-	require.Zero(t, d.LastIncludedBatchID)
-	for raw, want := range map[string]error{
-		"1|2":                           ErrMalformed,
-		"1|2|3|4":                       ErrMalformed,
-		"01|2|3":                        ErrMalformed,
-		"x|2|3":                         ErrOverflow,
-		"1|2|99999999999999999999":      ErrOverflow,
-		`{"schema_version":1}`:          ErrMalformed,
-		`{"schema_version":2}`:          ErrVersion,
-		`{"snapshot_id":"x","bogus":1}`: ErrMalformed,
-	} {
-		_, err := DecodeDescriptor([]byte(raw))
-		require.ErrorIs(t, err, want, raw)
-	}
-	// A v1 descriptor whose cursor has exactly one zero field is rejected.
-	s := buildState(t, 3)
-	_, l := encodeToFile(t, s, 16)
-	good, _ := descriptorFor(t, l, 3)
-	for _, mutate := range []func(*Descriptor){
-		func(d *Descriptor) { d.LastIncludedSeq = 0 },
-		func(d *Descriptor) { d.LastIncludedBatchID = 0 },
-	} {
-		d := good
-		mutate(&d)
-		_, err := d.Encode()
-		require.ErrorIs(t, err, ErrCursorMismatch)
-	}
-	d = good
-	d.PayloadChecksum = "deadbeef"
-	_, err = d.Encode()
-	require.ErrorIs(t, err, ErrBadChecksumTag)
-}
-
-func TestChecksumTags(t *testing.T) {
-	c := CRC64NVME(0x0102030405060708)
-	require.Equal(t, Checksum("crc64nvme:AQIDBAUGBwg="), c)
-	alg, v, err := ParseChecksum(c)
-	require.NoError(t, err)
-	require.Equal(t, "crc64nvme", alg)
-	require.Equal(t, uint64(0x0102030405060708), v)
-	for _, bad := range []Checksum{"", "AQIDBAUGBwg=", "crc64nvme:", "crc64nvme:AQID", "md5:AQIDBAUGBwg="} {
-		_, _, err := ParseChecksum(bad)
-		require.Error(t, err, bad)
-	}
-}
-
-func TestSnapshotIDs(t *testing.T) {
-	id := NewID(42, 0xabc)
-	back, err := ParseID(id.String())
-	require.NoError(t, err)
-	require.Equal(t, id, back)
-	require.Less(t, NewID(9, 1).String(), NewID(10, 1).String(), "ids sort by cursor")
-	require.NotEqual(t, NewID(1, 1).String(), NewID(1, 1).String(), "two incarnations never collide")
+	_, err = Write(context.Background(), st, objstore.Trust{}, prepare(t, s, "r", 9, 4), WriteOptions{})
+	require.ErrorIs(t, err, ErrPrefixTaken)
+	_, got, _, err := OpenState(context.Background(), st, first.Pointer)
+	require.NoError(t, err, "the first attempt's snapshot is whole")
+	require.Equal(t, s.Digest(), got.Digest())
 }
 
 func TestBudgetsAreTypedSkipReasons(t *testing.T) {
-	dir := t.TempDir()
-	free, err := FreeBytes(dir)
-	require.NoError(t, err)
-	require.Positive(t, free)
-	ok := Budget{MaxCaptureBytes: 1 << 40, WorkDir: dir}
-	require.NoError(t, ok.Check(EstimateFor(1000)))
-	err = Budget{MaxCaptureBytes: 1 << 20, WorkDir: dir}.Check(EstimateFor(1_000_000))
+	require.Equal(t, "memory_budget", SkipReason(fmt.Errorf("x: %w", ErrCaptureTooLarge)))
+	require.Equal(t, "disk_budget", SkipReason(ErrDiskBudget))
+	require.Equal(t, "", SkipReason(errors.New("other")))
+	err := Budget{MaxCaptureBytes: 10}.Check(EstimateFor(1000))
 	require.ErrorIs(t, err, ErrCaptureTooLarge)
-	require.Equal(t, "memory_budget", SkipReason(err))
-	err = ok.Check(Estimate{PayloadBytes: free})
-	require.ErrorIs(t, err, ErrDiskBudget)
-	require.Equal(t, "disk_budget", SkipReason(err))
-	err = ok.Check(Estimate{})
-	require.NoError(t, err)
-	err = Budget{WorkDir: filepath.Join(dir, "missing")}.Check(Estimate{})
-	require.ErrorIs(t, err, ErrDiskBudget, "an unusable work dir is a skip, not a crash")
 }

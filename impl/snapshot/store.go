@@ -6,175 +6,133 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path"
 	"sync"
-	"time"
 
-	"github.com/minio/crc64nvme"
-
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/objstore"
 )
 
 // Written is a snapshot whose objects are all stored and verified. None of
 // it is authoritative until a pointer names it.
 type Written struct {
-	Descriptor Descriptor
-	Manifest   Manifest
-	Proofs     map[string]objstore.Proof // key → how it was verified
+	Pointer    batchsnap.Pointer
+	Descriptor batchsnap.Descriptor
+	Proofs     map[string]objstore.Proof // object name → how it was verified
 }
 
 // WriteOptions tune Write.
 type WriteOptions struct {
 	Parallel int // chunk uploads at once (default 2)
 	// AfterObject, when set, is called after each object is written and
-	// verified, with its name (chunk, segments, manifest, descriptor): a
-	// crash window per object write.
+	// verified, with its name (segments.bin, objects/<n>.bin, manifest.json,
+	// descriptor.json): a crash window per object write.
 	AfterObject func(name string)
+	// Cleanup, when set, is told of the objects a failed write deleted
+	// again, and of a delete that failed (they are then GC's).
+	Cleanup func(deleted []string, err error)
 }
 
-// Write uploads an encoded payload and its manifest and descriptor under
-// prefix, in the RFC's order: chunks, then segments, then manifest, then
-// descriptor, each create-only and each verified (objstore.VerifiedPut). A key
-// collision or a failed verification fails the candidate; what was already
-// written stays as an orphan for GC.
-func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, prefix string, f *os.File, l *Layout, m Manifest, d Descriptor,
-	opts WriteOptions) (*Written, error) {
-	if err := m.Validate(); err != nil {
-		return nil, err
+// Write uploads a prepared snapshot as upstream's writer does
+// (writer.cpp:53-210): it refuses a candidate prefix that already holds an
+// object (ErrPrefixTaken; nothing is written or deleted), then writes
+// segments.bin, the chunks, manifest.json and descriptor.json in that order,
+// each create-only with its CRC32C and each verified (objstore.VerifiedPut:
+// the store's full-object CRC32C on HEAD where trust says the store
+// validates checksums, a complete readback otherwise). When any of it
+// fails, the objects this write stored are deleted again (upstream deletes
+// everything under the prefix; this deletes only its own, so a writer racing
+// into the same prefix loses nothing); what a crash leaves is an orphan for GC.
+func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, p *Prepared, opts WriteOptions) (w *Written, err error) {
+	prefix := p.Keys.Prefix()
+	if prefix == "" {
+		return nil, fmt.Errorf("%w: no artifact prefix", ErrWriterArguments)
 	}
-	if err := Agree(d, m); err != nil {
-		return nil, err
+	existing, err := st.List(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
-	if d.ObjectPrefix != prefix {
-		return nil, fmt.Errorf("%w: descriptor prefix %q, writing under %q", ErrIdentity, d.ObjectPrefix, prefix)
+	if len(existing) > 0 {
+		return nil, fmt.Errorf("%w: %s (%d objects, %s the first)", ErrPrefixTaken, prefix, len(existing), existing[0].Key)
 	}
-	w := &Written{Descriptor: d, Manifest: m, Proofs: map[string]objstore.Proof{}}
+	w = &Written{Descriptor: p.Descriptor, Proofs: map[string]objstore.Proof{}}
 	var mu sync.Mutex
-	put := func(p Part) error {
+	var stored []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		dctx := context.WithoutCancel(ctx)
+		derr := st.Delete(dctx, stored)
+		if opts.Cleanup != nil {
+			opts.Cleanup(stored, derr)
+		}
+		w = nil
+	}()
+	put := func(name, key string, src io.ReaderAt, size int64, crc uint32) error {
 		var res objstore.PutResult
 		var err error
 		// A 409 (a concurrent write to the key in flight) retries the whole
 		// upload; anything else fails the candidate.
 		for attempt := 0; attempt < 3; attempt++ {
-			res, err = objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, p.Name), io.NewSectionReader(f, p.Offset, p.Size), p.Size, p.CRC)
+			res, err = objstore.VerifiedPut(ctx, st, trust, key, src, size, crc)
 			if !errors.Is(err, objstore.ErrConflict) {
 				break
 			}
 		}
+		if err != nil && !errors.Is(err, objstore.ErrExists) {
+			// Whatever reached the store is this write's to delete; an
+			// object already at the key (ErrExists) is not.
+			mu.Lock()
+			stored = append(stored, key)
+			mu.Unlock()
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		mu.Lock()
-		w.Proofs[p.Name] = res.Proof
+		stored = append(stored, key)
+		w.Proofs[name] = res.Proof
 		mu.Unlock()
 		if opts.AfterObject != nil {
-			opts.AfterObject(p.Name)
+			opts.AfterObject(name)
 		}
 		return nil
+	}
+	seg := p.Layout.Segments
+	if err := put(seg.Name, seg.Key, io.NewSectionReader(p.File, seg.Offset, seg.Size), seg.Size, seg.CRC32C); err != nil {
+		return nil, err
 	}
 	par := opts.Parallel
 	if par <= 0 {
 		par = 2
 	}
 	sem := make(chan struct{}, par)
-	errs := make(chan error, len(l.Parts))
+	errs := make([]error, len(p.Layout.Chunks))
 	var wg sync.WaitGroup
-	for _, p := range l.Parts[1:] {
+	for i, c := range p.Layout.Chunks {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs <- put(p)
+			errs[i] = put(c.Name, c.Key, io.NewSectionReader(p.File, c.Offset, c.Size), c.Size, c.CRC32C)
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	if err := errors.Join(all...); err != nil {
-		return nil, err
-	}
-	if err := put(l.Parts[0]); err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	for _, obj := range []struct {
-		name string
-		enc  func() ([]byte, error)
-	}{{ManifestObject, m.Encode}, {DescriptorName, d.Encode}} {
-		data, err := obj.enc()
-		if err != nil {
+		name, key string
+		data      []byte
+	}{
+		{batchsnap.ManifestObject, p.Keys.Manifest(), p.ManifestRaw},
+		{batchsnap.DescriptorObject, p.Keys.Descriptor(), p.DescriptorRaw},
+	} {
+		if err := put(obj.name, obj.key, bytes.NewReader(obj.data), int64(len(obj.data)), batchsnap.CRC32C(obj.data)); err != nil {
 			return nil, err
-		}
-		res, err := objstore.VerifiedPut(ctx, st, trust, path.Join(prefix, obj.name), bytes.NewReader(data), int64(len(data)), crc64nvme.Checksum(data))
-		if err != nil {
-			return nil, err
-		}
-		w.Proofs[obj.name] = res.Proof
-		if opts.AfterObject != nil {
-			opts.AfterObject(obj.name)
 		}
 	}
+	w.Pointer = p.Pointer()
 	return w, nil
-}
-
-// ReadSmall reads a small object whole (descriptor, manifest), bounded
-// (contract.ReadSmallObject).
-func ReadSmall(ctx context.Context, st objstore.Store, key string) ([]byte, error) {
-	return contract.ReadSmallObject(ctx, objstore.Getter(st), key)
-}
-
-// Open reads a snapshot by exact keys — never by listing: the descriptor at
-// prefix, its manifest, then every payload object in stream order, each
-// checked against the manifest's size and checksum as it streams into the
-// decoder. It returns the decoded header after all of it validated.
-func Open(ctx context.Context, st objstore.Store, prefix string, v Visitor) (Descriptor, Manifest, Header, error) {
-	return open(ctx, st, prefix, v, nil)
-}
-
-// Timings split a read of a snapshot: Download is the time until the last
-// payload byte came out of the store, Decode until the decoder finished.
-// They run side by side (the decoder reads as the objects stream), so
-// Decode includes most of Download.
-type Timings struct {
-	Download, Decode time.Duration
-}
-
-func open(ctx context.Context, st objstore.Store, prefix string, v Visitor, t *Timings) (Descriptor, Manifest, Header, error) {
-	start := time.Now()
-	if t != nil {
-		defer func() { t.Decode = time.Since(start) }()
-	}
-	g := objstore.Getter(st)
-	d, m, err := contract.ReadSnapshotHead(ctx, g, prefix)
-	if err != nil {
-		return d, m, Header{}, err
-	}
-	pr, pw := io.Pipe()
-	streamErr := make(chan error, 1)
-	go func() {
-		err := contract.StreamSnapshotObjects(ctx, g, prefix, m, pw)
-		if t != nil {
-			t.Download = time.Since(start)
-		}
-		pw.CloseWithError(err)
-		streamErr <- err
-	}()
-	h, _, err := Decode(pr, v)
-	pr.CloseWithError(err)
-	if serr := <-streamErr; serr != nil && !errors.Is(serr, io.ErrClosedPipe) && !errors.Is(serr, err) {
-		// The object-level verdict names the bad object: report it first.
-		return d, m, h, errors.Join(serr, err)
-	}
-	if err != nil {
-		return d, m, h, err
-	}
-	if err := AgreeHeader(h, m); err != nil {
-		return d, m, h, err
-	}
-	return d, m, h, nil
 }

@@ -7,9 +7,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/stretchr/testify/require"
 )
 
 const vectorDir = "../contract/testdata/upstream/"
@@ -218,7 +218,7 @@ func TestUpstreamBatches(t *testing.T) {
 		require.NoError(t, json.Unmarshal(line, &v))
 		n++
 		t.Run(v.Name, func(t *testing.T) {
-			cb, err := contract.DecodeBatch(b64(t, v.Value))
+			cb, err := batchlog.DecodeBatch(b64(t, v.Value))
 			require.NoError(t, err)
 			b := Batch{ID: cb.ID, FirstSeq: cb.FirstSeq, LastSeq: cb.LastSeq}
 			want := upstreamStandby{objects: map[ObjectKey]Object{}, segments: map[string]Segment{}}

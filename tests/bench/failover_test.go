@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/oplogha/oplogha/harness/benchreport"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // failoverLease is the masters' leader lease TTL in these benchmarks.
@@ -44,7 +45,7 @@ func bootBenchCluster(ctx context.Context, b *testing.B, id string, etcd, master
 	if err != nil {
 		b.Fatal(err)
 	}
-	bc := &benchCluster{c: c, env: cluster.NewEnv(c, contract.MustKeyspace(id), 1), api: client.New(5 * time.Second)}
+	bc := &benchCluster{c: c, env: cluster.NewEnv(c, keyspace.Must(id), 1), api: client.New(5 * time.Second)}
 	_, url, err := bc.env.PrimaryURL(ctx)
 	if err != nil {
 		b.Fatal(err)

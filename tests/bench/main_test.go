@@ -30,7 +30,7 @@ import (
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
-	"github.com/oplogha/oplogha/impl/keyspace"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/s3"
 	"github.com/oplogha/oplogha/tests/s3store"

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
@@ -17,7 +20,6 @@ import (
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/proc"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // writeLevels are the client counts of BenchmarkWritePath, with the
@@ -52,7 +54,7 @@ func BenchmarkWritePath(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ks := contract.MustKeyspace(clusterID)
+	ks := keyspace.Must(clusterID)
 	env := cluster.NewEnv(c, ks, 1)
 	_, url, err := env.PrimaryURL(ctx)
 	if err != nil {
@@ -202,12 +204,12 @@ func drive(ctx context.Context, clients, total int, op func(ctx context.Context,
 }
 
 // durableBatch is the durable prefix's batch id (0 before the first).
-func durableBatch(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace) (uint64, error) {
+func durableBatch(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (uint64, error) {
 	resp, err := cli.Get(ctx, ks.DurablePrefix())
 	if err != nil || len(resp.Kvs) == 0 {
 		return 0, err
 	}
-	p, err := contract.DecodeDurablePrefix(resp.Kvs[0].Value)
+	p, err := batchlog.DecodeDurablePrefix(resp.Kvs[0].Value)
 	return p.BatchID, err
 }
 
@@ -217,7 +219,7 @@ type rawRecord struct {
 }
 
 // batchRecords reads batches from..to as stored, and counts their entries.
-func batchRecords(ctx context.Context, cli *clientv3.Client, ks contract.Keyspace, from, to uint64) ([]rawRecord, int, error) {
+func batchRecords(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, from, to uint64) ([]rawRecord, int, error) {
 	if to < from {
 		return nil, 0, fmt.Errorf("no batch written (prefix at %d)", to)
 	}
@@ -228,12 +230,12 @@ func batchRecords(ctx context.Context, cli *clientv3.Client, ks contract.Keyspac
 	var out []rawRecord
 	entries := 0
 	for _, kv := range resp.Kvs {
-		bt, err := contract.DecodeBatch(kv.Value)
+		bt, err := batchlog.DecodeBatch(kv.Value)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", kv.Key, err)
 		}
 		entries += len(bt.Entries)
-		out = append(out, rawRecord{key: contract.FormatBatchID(bt.ID), value: kv.Value})
+		out = append(out, rawRecord{key: batchlog.FormatBatchID(bt.ID), value: kv.Value})
 	}
 	if uint64(len(out)) != to-from+1 {
 		return nil, 0, fmt.Errorf("batches %d..%d: read %d records", from, to, len(out))

@@ -54,6 +54,17 @@ const (
 	objectsDir       = "objects/"
 )
 
+// ArtifactRoot is "<root>/batch-oplog/", under which every snapshot of
+// root has its artifact prefix (trailing '/' of root removed; "" for an
+// empty root): what a garbage collector lists.
+func ArtifactRoot(root string) string {
+	root = strings.TrimRight(root, "/")
+	if root == "" {
+		return ""
+	}
+	return root + "/batch-oplog/"
+}
+
 // ArtifactPrefix is "<root>/batch-oplog/<id>/" with every trailing '/' of
 // root removed (nothing else of root is normalized), or "" when id does not
 // parse or root is empty after that (metadata.cpp BuildArtifactPrefix).

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/oplogha/oplogha/impl/contract/metadata"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/oplogha/oplogha/impl/contract/metadata"
 
 	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/contract/internal/vectortest"

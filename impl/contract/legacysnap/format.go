@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // SnapshotRootBase is the directory upstream's catalog keeps every cluster's
@@ -35,9 +33,9 @@ const (
 const NumShards = 1024
 
 // CheckID validates a legacy snapshot id, YYYYMMDD_HHMMSS_mmm, including
-// that it names a real calendar time (contract.CheckLegacySnapshotID: the
+// that it names a real calendar time (CheckLegacySnapshotID: the
 // import record names one). Failures are ErrID.
-func CheckID(id string) error { return contract.CheckLegacySnapshotID(id) }
+func CheckID(id string) error { return CheckLegacySnapshotID(id) }
 
 // IDAt renders the id of a snapshot taken at t (fixtures).
 func IDAt(t time.Time) string {

@@ -3,7 +3,8 @@ package metadata
 import (
 	"testing"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/oplogha/oplogha/impl/contract/structpack"
 )
 
@@ -34,7 +35,7 @@ func FuzzDecodePayload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		c := payloadCodecs[types[int(kind)%len(types)]]
 		v, err := c.decode(data)
-		if c.op == contract.OpPutEnd {
+		if c.op == batchlog.OpPutEnd {
 			ferr := DecodeMetadataFields(data, &fields, &strs)
 			if (ferr == nil) != (err == nil) || ferr != nil && ferr.Error() != err.Error() {
 				t.Fatalf("DecodeMetadataFields %v, DecodeMetadataPayload %v", ferr, err)

@@ -316,8 +316,8 @@ type MetadataPayload struct {
 }
 
 var metadataPayloadType = structpack.NewType("MetadataPayload", true, structpack.LitStruct(
-	structpack.LitPair64,                        // client_id
-	structpack.LitUint64,                        // size
+	structpack.LitPair64,                       // client_id
+	structpack.LitUint64,                       // size
 	structpack.LitVector(LitReplicaDescriptor), // replicas
 	// group_id, data_type, hard_pinned: compatible<>, not in the literal
 ))

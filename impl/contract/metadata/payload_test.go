@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
 	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/contract/internal/vectortest"
 	"github.com/oplogha/oplogha/impl/contract/structpack"
@@ -152,7 +154,7 @@ func mountFromFields(t testing.TB, fields map[string]any) SegmentMountOp {
 
 // payloadCodec is one payload type's codec, value-typed for table tests.
 type payloadCodec struct {
-	op         contract.OpType
+	op         batchlog.OpType
 	encode     func(v any) ([]byte, error)
 	encodeLit  func(v any) ([]byte, error)
 	decode     func(b []byte) (any, error)
@@ -161,28 +163,28 @@ type payloadCodec struct {
 
 var payloadCodecs = map[string]payloadCodec{
 	"MetadataPayload": {
-		op:         contract.OpPutEnd,
+		op:         batchlog.OpPutEnd,
 		encode:     func(v any) ([]byte, error) { return EncodeMetadataPayload(v.(MetadataPayload)) },
 		encodeLit:  func(v any) ([]byte, error) { return EncodeMetadataPayloadTypeLiteral(v.(MetadataPayload)) },
 		decode:     func(b []byte) (any, error) { return DecodeMetadataPayload(b) },
 		fromFields: func(t testing.TB, f map[string]any) any { return metadataFromFields(t, f) },
 	},
 	"SegmentMountOp": {
-		op:         contract.OpSegmentMount,
+		op:         batchlog.OpSegmentMount,
 		encode:     func(v any) ([]byte, error) { return EncodeSegmentMountOp(v.(SegmentMountOp)), nil },
 		encodeLit:  func(v any) ([]byte, error) { return EncodeSegmentMountOpTypeLiteral(v.(SegmentMountOp)), nil },
 		decode:     func(b []byte) (any, error) { return DecodeSegmentMountOp(b) },
 		fromFields: func(t testing.TB, f map[string]any) any { return mountFromFields(t, f) },
 	},
 	"SegmentUpdateOp": {
-		op:         contract.OpSegmentUpdate,
+		op:         batchlog.OpSegmentUpdate,
 		encode:     func(v any) ([]byte, error) { return EncodeSegmentUpdateOp(v.(SegmentUpdateOp)), nil },
 		encodeLit:  func(v any) ([]byte, error) { return EncodeSegmentUpdateOpTypeLiteral(v.(SegmentUpdateOp)), nil },
 		decode:     func(b []byte) (any, error) { return DecodeSegmentUpdateOp(b) },
 		fromFields: func(t testing.TB, f map[string]any) any { return SegmentUpdateOp(mountFromFields(t, f)) },
 	},
 	"SegmentUnmountOp": {
-		op:        contract.OpSegmentUnmount,
+		op:        batchlog.OpSegmentUnmount,
 		encode:    func(v any) ([]byte, error) { return EncodeSegmentUnmountOp(v.(SegmentUnmountOp)), nil },
 		encodeLit: func(v any) ([]byte, error) { return EncodeSegmentUnmountOpTypeLiteral(v.(SegmentUnmountOp)), nil },
 		decode:    func(b []byte) (any, error) { return DecodeSegmentUnmountOp(b) },
@@ -204,7 +206,7 @@ func codecFor(t testing.TB, v payloadVector) (payloadCodec, bool) {
 	if !ok {
 		t.Fatalf("unknown payload type %q", v.Type)
 	}
-	if c.op != contract.OpType(v.OpType) {
+	if c.op != batchlog.OpType(v.OpType) {
 		t.Fatalf("type %s rides in op %d, vector says %d", name, c.op, v.OpType)
 	}
 	return c, old
@@ -273,21 +275,21 @@ func TestBatchPayloadsDecode(t *testing.T) {
 		}
 		for i, ve := range v.Input.Entries {
 			e := struct {
-				Op      contract.OpType
+				Op      batchlog.OpType
 				Payload []byte
-			}{contract.OpType(ve.OpType), mustB64(t, ve.PayloadB64)}
+			}{batchlog.OpType(ve.OpType), mustB64(t, ve.PayloadB64)}
 			var err error
 			switch e.Op {
-			case contract.OpPutEnd:
+			case batchlog.OpPutEnd:
 				if len(e.Payload) == 0 {
 					continue // upstream's applier stores empty metadata
 				}
 				_, err = DecodeMetadataPayload(e.Payload)
-			case contract.OpSegmentMount:
+			case batchlog.OpSegmentMount:
 				_, err = DecodeSegmentMountOp(e.Payload)
-			case contract.OpSegmentUnmount:
+			case batchlog.OpSegmentUnmount:
 				_, err = DecodeSegmentUnmountOp(e.Payload)
-			case contract.OpSegmentUpdate:
+			case batchlog.OpSegmentUpdate:
 				_, err = DecodeSegmentUpdateOp(e.Payload)
 			default:
 				if len(e.Payload) != 0 {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // head is the namespace's single keys, read in one transaction: the
@@ -16,7 +18,7 @@ type head struct {
 	revision int64
 
 	prefixRaw []byte // nil: absent
-	prefix    contract.DurablePrefix
+	prefix    batchlog.DurablePrefix
 	prefixOK  bool // present and decoded
 
 	viewRaw []byte
@@ -35,10 +37,10 @@ type head struct {
 type slot struct {
 	name, key string
 	raw       []byte // nil: absent
-	p         *contract.Pointer
+	p         *batchsnap.Pointer
 }
 
-func readHead(ctx context.Context, kv clientv3.KV, ks contract.Keyspace) (*head, error) {
+func readHead(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (*head, error) {
 	keys := []string{ks.DurablePrefix(), ks.ProducerView(), ks.CompactionFloor(), ks.SnapshotLatest(), ks.SnapshotFallback(), ks.LegacyImport()}
 	ops := make([]clientv3.Op, len(keys))
 	for i, k := range keys {
@@ -71,10 +73,10 @@ func value(kv *mvccpb.KeyValue) []byte {
 }
 
 // judge decodes the single keys and records what they say.
-func (h *head) judge(rep *Report, ks contract.Keyspace) {
+func (h *head) judge(rep *Report, ks keyspace.Keyspace) {
 	if h.prefixRaw != nil {
 		rep.PrefixPresent = true
-		p, err := contract.DecodeDurablePrefix(h.prefixRaw)
+		p, err := batchlog.DecodeDurablePrefix(h.prefixRaw)
 		switch {
 		case err != nil:
 			rep.violate(ks.DurablePrefix(), "durable prefix does not decode: %v", err)
@@ -86,7 +88,7 @@ func (h *head) judge(rep *Report, ks contract.Keyspace) {
 		}
 	}
 	if h.viewRaw != nil {
-		v, err := contract.DecodeProducerView(h.viewRaw)
+		v, err := batchlog.DecodeProducerView(h.viewRaw)
 		if err != nil {
 			rep.violate(ks.ProducerView(), "producer view does not decode: %v", err)
 		} else {
@@ -95,7 +97,7 @@ func (h *head) judge(rep *Report, ks contract.Keyspace) {
 	}
 	if h.floorRaw != nil {
 		rep.FloorPresent = true
-		f, err := contract.DecodeFloor(h.floorRaw)
+		f, err := batchsnap.DecodeFloor(h.floorRaw)
 		if err != nil {
 			rep.violate(ks.CompactionFloor(), "compaction floor does not decode: %v", err)
 		} else {
@@ -107,7 +109,7 @@ func (h *head) judge(rep *Report, ks contract.Keyspace) {
 		if s.raw == nil {
 			continue
 		}
-		p, err := contract.DecodePointer(s.raw)
+		p, err := batchsnap.DecodePointer(s.raw)
 		if err != nil {
 			rep.violate(s.key, "%s pointer does not decode: %v", s.name, err)
 			continue

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 )
 
 // judgePointers holds each decoded pointer to the OpLog, the floor, the
 // other pointer and, with a store, the snapshot it names (read by exact
-// keys, as a recovering node reads it: contract.OpenSnapshot).
-func judgePointers(ctx context.Context, rep *Report, ks contract.Keyspace, h *head, s *scan, opt Options) error {
+// keys, as a recovering node reads it: batchsnap.Open).
+func judgePointers(ctx context.Context, rep *Report, ks keyspace.Keyspace, h *head, s *scan, opt Options) error {
 	if opt.Store != nil {
 		rep.Store = opt.Store.Name()
 	}
@@ -30,18 +32,18 @@ func judgePointers(ctx context.Context, rep *Report, ks contract.Keyspace, h *he
 		if last := s.wanted[p.LastIncludedBatchID]; last != 0 && last != p.LastIncludedSeq {
 			rep.violate(sl.key, "%s pointer's cursor is batch %d seq %d, but that batch record ends at seq %d", sl.name, p.LastIncludedBatchID, p.LastIncludedSeq, last)
 		}
-		if h.view > 0 && p.ProducerViewVersion > uint64(h.view) {
+		if h.view > 0 && p.ProducerViewVersion > h.view {
 			rep.violate(sl.key, "%s pointer was written under producer view %d, newer than the current view %d", sl.name, p.ProducerViewVersion, h.view)
 		}
 		if h.floorOK && h.floor > p.LastIncludedBatchID {
 			rep.violate(ks.CompactionFloor(), "the compaction floor %d is above the %s snapshot's batch %d: batches its recovery "+
 				"replays may be gone", h.floor, sl.name, p.LastIncludedBatchID)
 		}
-		if opt.ObjectRoot != "" && !strings.HasPrefix(p.ObjectPrefix, opt.ObjectRoot) {
-			pr.Error = fmt.Sprintf("names objects at %q, outside the cluster's object root %q", p.ObjectPrefix, opt.ObjectRoot)
+		if root := strings.TrimRight(opt.ObjectRoot, "/"); root != "" && p.Root() != root {
+			pr.Error = fmt.Sprintf("names a descriptor at %q, outside the cluster's snapshot root %q", p.DescriptorKey, root)
 			rep.violate(sl.key, "%s pointer %s", sl.name, pr.Error)
 		} else if opt.Store != nil {
-			_, err := contract.OpenSnapshot(ctx, opt.Store, *p)
+			_, err := batchsnap.Open(ctx, opt.Store, *p)
 			if ctx.Err() != nil {
 				return fmt.Errorf("open the %s snapshot: %w", sl.name, ctx.Err())
 			}

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // scan walks every key under the root at the head's revision, in key
@@ -16,7 +17,7 @@ import (
 // namespace of millions of batches verifies in constant memory.
 type scan struct {
 	rep *Report
-	ks  contract.Keyspace
+	ks  keyspace.Keyspace
 	h   *head
 
 	floor     uint64 // batches at or below it may be gone
@@ -33,7 +34,7 @@ type scan struct {
 	wanted map[uint64]uint64
 }
 
-func newScan(rep *Report, ks contract.Keyspace, h *head) *scan {
+func newScan(rep *Report, ks keyspace.Keyspace, h *head) *scan {
 	s := &scan{rep: rep, ks: ks, h: h, wanted: map[uint64]uint64{}}
 	if h.floorOK {
 		s.floor = h.floor
@@ -101,7 +102,7 @@ func (s *scan) batch(key string, val []byte) {
 	s.next = max(s.next, id+1)
 	contiguous := s.prevValid && s.prev+1 == id
 	s.prev, s.prevValid = id, false
-	b, err := contract.DecodeBatch(val)
+	b, err := batchlog.DecodeBatch(val)
 	if err != nil {
 		r.violate(key, "batch record rejected: %v", err)
 		return
@@ -114,7 +115,7 @@ func (s *scan) batch(key string, val []byte) {
 	case id == 1 && s.h.imported:
 		// A legacy import's batch 1 stands for the imported state: one
 		// LEASE_RENEW (no applier applies it) at the import's sequence.
-		if len(b.Entries) != 1 || b.Entries[0].Op != contract.OpLeaseRenew || b.Entries[0].Tenant != "" || b.Entries[0].Key != "" || len(b.Entries[0].Payload) != 0 {
+		if len(b.Entries) != 1 || b.Entries[0].Op != batchlog.OpLeaseRenew || b.Entries[0].Tenant != "" || b.Entries[0].Key != "" || len(b.Entries[0].Payload) != 0 {
 			r.violate(key, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry (an entry that applies would "+
 				"let a replay from batch 0 end without the imported state)")
 		}
@@ -154,7 +155,7 @@ func (s *scan) other(key string) {
 	switch {
 	case key == ks.DurablePrefix(), key == ks.ProducerView(), key == ks.Leader(),
 		strings.HasPrefix(key, ks.LeaderCandidates()),
-		key == ks.SnapshotWriter(), key == ks.SnapshotLatest(), key == ks.SnapshotFallback(),
+		key == ks.SnapshotMaintenance(), key == ks.SnapshotLatest(), key == ks.SnapshotFallback(),
 		key == ks.CompactionFloor(), key == ks.LegacyImport():
 	case legacyKey(ks.Root(), key):
 		s.rep.violate(key, "a legacy per-entry OpLog key: upstream's batch OpLog refuses to start beside one (clear the legacy layout first)")

@@ -15,6 +15,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/impl/contract"
@@ -33,9 +36,10 @@ type Pointer struct {
 	BatchID    uint64 `json:"batch_id"`
 	Seq        uint64 `json:"seq"`
 	// Opened: the snapshot was read by exact keys and verified
-	// (contract.OpenSnapshot: descriptor, manifest, every payload object's
-	// size and checksum, the envelope, all agreeing with the pointer);
-	// false when no store was named or it did not verify.
+	// (batchsnap.Open: the descriptor held to the pointer's size and CRC32C,
+	// the manifest to the descriptor's, every object to the manifest's and
+	// decoded, the identities agreeing); false when no store was named or it
+	// did not verify.
 	Opened bool `json:"opened"`
 	// Error is why a snapshot that was to be opened was not: outside the
 	// object root, or what the open refused (naming the object).
@@ -51,7 +55,7 @@ type Report struct {
 	FirstBatch    uint64                 `json:"first_batch,omitempty"`
 	LastBatch     uint64                 `json:"last_batch,omitempty"`
 	PrefixPresent bool                   `json:"prefix_present"`
-	Prefix        contract.DurablePrefix `json:"prefix"`
+	Prefix        batchlog.DurablePrefix `json:"prefix"`
 	View          int64                  `json:"producer_view,omitempty"` // 0: absent or unreadable
 	FloorPresent  bool                   `json:"floor_present"`
 	Floor         uint64                 `json:"floor,omitempty"`
@@ -82,8 +86,9 @@ type Options struct {
 	// contract's getter, so any client can serve (impl/objstore.Getter
 	// adapts the implementation's stores; the harness has its own).
 	Store Store
-	// ObjectRoot, when set, is {s3_prefix}/{cluster_id}/: a pointer must
-	// name a snapshot under it.
+	// ObjectRoot, when set, is the cluster's snapshot root,
+	// {s3_prefix}/{cluster_id}: a pointer must name a descriptor under it
+	// (<root>/batch-oplog/<id>/descriptor.json).
 	ObjectRoot string
 	// PageSize is keys per etcd range request (default 500).
 	PageSize int64
@@ -97,7 +102,7 @@ const maxUnknown = 20
 // Namespace verifies the namespace ks names. The error is for a
 // verification that could not run (etcd unreachable, the revision
 // compacted away mid-scan); what it found is in the report.
-func Namespace(ctx context.Context, kv clientv3.KV, ks contract.Keyspace, opt Options) (*Report, error) {
+func Namespace(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, opt Options) (*Report, error) {
 	if opt.PageSize <= 0 {
 		opt.PageSize = 500
 	}

@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/oplogha/oplogha/impl/contract"
 	"github.com/oplogha/oplogha/impl/internal/etcdtest"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/objstore/localdir"
@@ -34,14 +37,14 @@ func ctxT(t *testing.T) context.Context {
 type ns struct {
 	t   *testing.T
 	cli *clientv3.Client
-	ks  contract.Keyspace
+	ks  keyspace.Keyspace
 	st  *localdir.Store
 }
 
 func newNS(t *testing.T, cli *clientv3.Client, cluster string) *ns {
 	st, err := localdir.New(t.TempDir())
 	require.NoError(t, err)
-	return &ns{t: t, cli: cli, ks: contract.MustKeyspace(cluster), st: st}
+	return &ns{t: t, cli: cli, ks: keyspace.Must(cluster), st: st}
 }
 
 func (n *ns) put(key, val string) {
@@ -55,9 +58,9 @@ func (n *ns) del(key string) {
 }
 
 func batchRecord(t *testing.T, id, first uint64) string {
-	b := contract.Batch{ID: id, FirstSeq: first, LastSeq: first + 1, Entries: []contract.Entry{
-		{Op: contract.OpRemove, Tenant: "t", Key: "k1"}, {Op: contract.OpRemove, Tenant: "t", Key: "k2"}}}
-	v, err := contract.EncodeBatch(b)
+	b := batchlog.Batch{ID: id, FirstSeq: first, LastSeq: first + 1, Entries: []batchlog.Entry{
+		{Op: batchlog.OpRemove, Tenant: "t", Key: "k1"}, {Op: batchlog.OpRemove, Tenant: "t", Key: "k2"}}}
+	v, err := batchlog.EncodeBatch(b)
 	require.NoError(t, err)
 	return string(v)
 }
@@ -67,8 +70,8 @@ func (n *ns) oplog(batches uint64) {
 	for i := uint64(1); i <= batches; i++ {
 		n.put(n.ks.Batch(i), batchRecord(n.t, i, 2*i-1))
 	}
-	n.put(n.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: batches, LastSeq: 2 * batches})))
-	v, err := contract.EncodeProducerView(1)
+	n.put(n.ks.DurablePrefix(), string(batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: batches, LastSeq: 2 * batches})))
+	v, err := batchlog.EncodeProducerView(1)
 	require.NoError(n.t, err)
 	n.put(n.ks.ProducerView(), string(v))
 }
@@ -107,7 +110,7 @@ func (n *ns) healthy() {
 	n.oplog(6)
 	n.pointer(n.ks.SnapshotLatest(), n.snapshot(4))
 	n.pointer(n.ks.SnapshotFallback(), n.snapshot(2))
-	n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 2}.Encode()))
+	n.put(n.ks.CompactionFloor(), string(batchsnap.Floor{BatchID: 2}.Encode()))
 	n.del(n.ks.Batch(1))
 	n.del(n.ks.Batch(2))
 }
@@ -131,7 +134,7 @@ func TestHealthyNamespacesPass(t *testing.T) {
 	h := newNS(t, srv.Client, "healthy")
 	h.healthy()
 	h.put(h.ks.Leader(), "node-a")
-	h.put(h.ks.SnapshotWriter(), "token")
+	h.put(h.ks.SnapshotMaintenance(), "token")
 	rep = h.verify()
 	require.Empty(t, rep.Violations)
 	require.Len(t, rep.Pointers, 2)
@@ -141,7 +144,7 @@ func TestHealthyNamespacesPass(t *testing.T) {
 	// A fresh namespace and an empty one verify.
 	fresh := newNS(t, srv.Client, "fresh")
 	require.Empty(t, fresh.verify().Violations)
-	fresh.put(fresh.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{})))
+	fresh.put(fresh.ks.DurablePrefix(), string(batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{})))
 	require.Empty(t, fresh.verify().Violations)
 }
 
@@ -151,72 +154,72 @@ func TestEveryViolationIsNamed(t *testing.T) {
 	cases := []struct {
 		name   string
 		break_ func(n *ns)
-		key    func(ks contract.Keyspace) string
+		key    func(ks keyspace.Keyspace) string
 		reason string
 	}{
 		{"checksum", func(n *ns) {
 			v := batchRecord(t, 5, 9)
 			n.put(n.ks.Batch(5), strings.Replace(v, `"k1"`, `"k9"`, 1))
-		}, func(ks contract.Keyspace) string { return ks.Batch(5) }, "checksum mismatch"},
-		{"not json", func(n *ns) { n.put(n.ks.Batch(4), "garbage") }, func(ks contract.Keyspace) string { return ks.Batch(4) }, "batch record rejected: malformed"},
+		}, func(ks keyspace.Keyspace) string { return ks.Batch(5) }, "checksum mismatch"},
+		{"not json", func(n *ns) { n.put(n.ks.Batch(4), "garbage") }, func(ks keyspace.Keyspace) string { return ks.Batch(4) }, "batch record rejected: malformed"},
 		{"id mismatch", func(n *ns) { n.put(n.ks.Batch(4), batchRecord(t, 40, 7)) },
-			func(ks contract.Keyspace) string { return ks.Batch(4) }, "record says batch 40"},
-		{"gap above the floor", func(n *ns) { n.del(n.ks.Batch(4)) }, func(ks contract.Keyspace) string { return ks.Batch(4) }, "batch 4 is missing"},
-		{"gap at the floor's edge", func(n *ns) { n.del(n.ks.Batch(3)) }, func(ks contract.Keyspace) string { return ks.Batch(3) }, "batch 3 is missing"},
+			func(ks keyspace.Keyspace) string { return ks.Batch(4) }, "record says batch 40"},
+		{"gap above the floor", func(n *ns) { n.del(n.ks.Batch(4)) }, func(ks keyspace.Keyspace) string { return ks.Batch(4) }, "batch 4 is missing"},
+		{"gap at the floor's edge", func(n *ns) { n.del(n.ks.Batch(3)) }, func(ks keyspace.Keyspace) string { return ks.Batch(3) }, "batch 3 is missing"},
 		{"seq discontinuity", func(n *ns) { n.put(n.ks.Batch(4), batchRecord(t, 4, 8)) },
-			func(ks contract.Keyspace) string { return ks.Batch(4) }, "first_seq 8 does not follow batch 3's last_seq 6"},
-		{"terminal missing", func(n *ns) { n.del(n.ks.Batch(6)) }, func(ks contract.Keyspace) string { return ks.Batch(6) }, "terminal batch 6 is missing"},
+			func(ks keyspace.Keyspace) string { return ks.Batch(4) }, "first_seq 8 does not follow batch 3's last_seq 6"},
+		{"terminal missing", func(n *ns) { n.del(n.ks.Batch(6)) }, func(ks keyspace.Keyspace) string { return ks.Batch(6) }, "terminal batch 6 is missing"},
 		{"terminal seq", func(n *ns) {
-			n.put(n.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 6, LastSeq: 13})))
-		}, func(ks contract.Keyspace) string { return ks.Batch(6) }, "ends at seq 12, the prefix says 13"},
+			n.put(n.ks.DurablePrefix(), string(batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: 6, LastSeq: 13})))
+		}, func(ks keyspace.Keyspace) string { return ks.Batch(6) }, "ends at seq 12, the prefix says 13"},
 		{"beyond the prefix", func(n *ns) { n.put(n.ks.Batch(7), batchRecord(t, 7, 13)) },
-			func(ks contract.Keyspace) string { return ks.Batch(7) }, "beyond the durable prefix 6"},
+			func(ks keyspace.Keyspace) string { return ks.Batch(7) }, "beyond the durable prefix 6"},
 		{"prefix absent", func(n *ns) { n.del(n.ks.DurablePrefix()) },
-			func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "absent while 4 batch keys exist"},
+			func(ks keyspace.Keyspace) string { return ks.DurablePrefix() }, "absent while 4 batch keys exist"},
 		{"zero prefix", func(n *ns) {
-			n.put(n.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{})))
-		}, func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "zero durable prefix while 4 batch keys exist"},
+			n.put(n.ks.DurablePrefix(), string(batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{})))
+		}, func(ks keyspace.Keyspace) string { return ks.DurablePrefix() }, "zero durable prefix while 4 batch keys exist"},
 		{"prefix half zero", func(n *ns) { n.put(n.ks.DurablePrefix(), `{"batch_id":6,"last_seq":0,"schema_version":1}`) },
-			func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "both zero or neither"},
-		{"prefix garbage", func(n *ns) { n.put(n.ks.DurablePrefix(), `[]`) }, func(ks contract.Keyspace) string { return ks.DurablePrefix() }, "does not decode"},
-		{"view garbage", func(n *ns) { n.put(n.ks.ProducerView(), "01") }, func(ks contract.Keyspace) string { return ks.ProducerView() }, "does not decode"},
+			func(ks keyspace.Keyspace) string { return ks.DurablePrefix() }, "both zero or neither"},
+		{"prefix garbage", func(n *ns) { n.put(n.ks.DurablePrefix(), `[]`) }, func(ks keyspace.Keyspace) string { return ks.DurablePrefix() }, "does not decode"},
+		{"view garbage", func(n *ns) { n.put(n.ks.ProducerView(), "01") }, func(ks keyspace.Keyspace) string { return ks.ProducerView() }, "does not decode"},
 		{"view absent beside snapshots", func(n *ns) { n.del(n.ks.ProducerView()) },
-			func(ks contract.Keyspace) string { return ks.ProducerView() }, "absent while snapshot keys exist"},
+			func(ks keyspace.Keyspace) string { return ks.ProducerView() }, "absent while snapshot keys exist"},
 		{"floor garbage", func(n *ns) { n.put(n.ks.CompactionFloor(), `{"batch_id":2}`) },
-			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "does not decode"},
+			func(ks keyspace.Keyspace) string { return ks.CompactionFloor() }, "does not decode"},
 		{"floor above the fallback",
-			func(n *ns) { n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 3}.Encode())) },
-			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "above the fallback snapshot's batch 2"},
-		{"floor above the prefix", func(n *ns) { n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 9}.Encode())) },
-			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "above the durable prefix 6"},
+			func(n *ns) { n.put(n.ks.CompactionFloor(), string(batchsnap.Floor{BatchID: 3}.Encode())) },
+			func(ks keyspace.Keyspace) string { return ks.CompactionFloor() }, "above the fallback snapshot's batch 2"},
+		{"floor above the prefix", func(n *ns) { n.put(n.ks.CompactionFloor(), string(batchsnap.Floor{BatchID: 9}.Encode())) },
+			func(ks keyspace.Keyspace) string { return ks.CompactionFloor() }, "above the durable prefix 6"},
 		{"floor without pointers", func(n *ns) { n.del(n.ks.SnapshotLatest()); n.del(n.ks.SnapshotFallback()) },
-			func(ks contract.Keyspace) string { return ks.CompactionFloor() }, "no readable snapshot pointer"},
+			func(ks keyspace.Keyspace) string { return ks.CompactionFloor() }, "no readable snapshot pointer"},
 		{"pointer garbage", func(n *ns) { n.put(n.ks.SnapshotFallback(), "{}") },
-			func(ks contract.Keyspace) string { return ks.SnapshotFallback() }, "does not decode"},
+			func(ks keyspace.Keyspace) string { return ks.SnapshotFallback() }, "does not decode"},
 		{"pointers out of order", func(n *ns) {
 			l, f := n.snapshot(4), n.snapshot(5)
 			n.pointer(n.ks.SnapshotLatest(), l)
 			n.pointer(n.ks.SnapshotFallback(), f)
-		}, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "older than fallback"},
+		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "older than fallback"},
 		{"pointer beyond the prefix", func(n *ns) { n.pointer(n.ks.SnapshotLatest(), n.snapshot(8)) },
-			func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "beyond the durable prefix 6"},
+			func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "beyond the durable prefix 6"},
 		{"pointer seq", func(n *ns) {
 			p := n.snapshot(4)
 			p.LastIncludedSeq = 7
 			n.pointer(n.ks.SnapshotLatest(), p)
-		}, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "ends at seq 8"},
+		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "ends at seq 8"},
 		{"pointer view", func(n *ns) {
-			v, _ := contract.EncodeProducerView(1)
+			v, _ := batchlog.EncodeProducerView(1)
 			n.put(n.ks.ProducerView(), string(v))
 			p := n.snapshot(4)
 			p.ProducerViewVersion = 2
 			n.pointer(n.ks.SnapshotLatest(), p)
-		}, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "newer than the current view 1"},
+		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "newer than the current view 1"},
 		{"pointer outside the root", func(n *ns) {
 			p := n.snapshot(4)
 			p.ObjectPrefix = "elsewhere/" + p.SnapshotID
 			n.pointer(n.ks.SnapshotLatest(), p)
-		}, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "outside the cluster's object root"},
+		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "outside the cluster's object root"},
 		{"snapshot object corrupt", func(n *ns) {
 			p := n.snapshot(4)
 			n.pointer(n.ks.SnapshotLatest(), p)
@@ -232,23 +235,23 @@ func TestEveryViolationIsNamed(t *testing.T) {
 			require.NoError(t, err)
 			data[len(data)/2] ^= 0xff
 			require.NoError(t, os.WriteFile(chunk, data, 0o644))
-		}, func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "does not verify"},
+		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "does not verify"},
 		{"snapshot objects gone", func(n *ns) { require.NoError(t, os.RemoveAll(filepath.Join(n.st.Root, "snaps"))) },
-			func(ks contract.Keyspace) string { return ks.SnapshotLatest() }, "does not verify"},
+			func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "does not verify"},
 		{"not a batch key", func(n *ns) { n.put(n.ks.BatchPrefix()+"12", batchRecord(t, 12, 1)) },
-			func(ks contract.Keyspace) string { return ks.BatchPrefix() + "12" }, "not a batch record key"},
+			func(ks keyspace.Keyspace) string { return ks.BatchPrefix() + "12" }, "not a batch record key"},
 		{"first batch late", func(n *ns) {
 			n.put(n.ks.Batch(1), batchRecord(t, 1, 7))
-			n.put(n.ks.CompactionFloor(), string(contract.Floor{BatchID: 0}.Encode()))
-		}, func(ks contract.Keyspace) string { return ks.Batch(1) }, "the first batch starts at seq 7, not 1"},
+			n.put(n.ks.CompactionFloor(), string(batchsnap.Floor{BatchID: 0}.Encode()))
+		}, func(ks keyspace.Keyspace) string { return ks.Batch(1) }, "the first batch starts at seq 7, not 1"},
 		{"import batch that applies", func(n *ns) {
 			n.put(n.ks.LegacyImport(), "{}")
 			n.put(n.ks.Batch(1), batchRecord(t, 1, 1))
-		}, func(ks contract.Keyspace) string { return ks.Batch(1) }, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry"},
+		}, func(ks keyspace.Keyspace) string { return ks.Batch(1) }, "a legacy import's batch 1 must be its single empty LEASE_RENEW entry"},
 		{"legacy entry key", func(n *ns) { n.put(n.ks.Root()+"/00000000000000000001", "x") },
-			func(ks contract.Keyspace) string { return ks.Root() + "/00000000000000000001" }, "legacy per-entry OpLog key"},
+			func(ks keyspace.Keyspace) string { return ks.Root() + "/00000000000000000001" }, "legacy per-entry OpLog key"},
 		{"legacy latest key", func(n *ns) { n.put(n.ks.Root()+"/latest", "x") },
-			func(ks contract.Keyspace) string { return ks.Root() + "/latest" }, "legacy per-entry OpLog key"},
+			func(ks keyspace.Keyspace) string { return ks.Root() + "/latest" }, "legacy per-entry OpLog key"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,11 +286,11 @@ func TestFloorCoversPrunedBatches(t *testing.T) {
 func TestImportBatchOne(t *testing.T) {
 	srv := etcdtest.Start(t)
 	n := newNS(t, srv.Client, "imported")
-	v, err := contract.EncodeBatch(contract.Batch{ID: 1, FirstSeq: 5000, LastSeq: 5000, Entries: []contract.Entry{{Op: contract.OpLeaseRenew}}})
+	v, err := batchlog.EncodeBatch(batchlog.Batch{ID: 1, FirstSeq: 5000, LastSeq: 5000, Entries: []batchlog.Entry{{Op: batchlog.OpLeaseRenew}}})
 	require.NoError(t, err)
 	n.put(n.ks.Batch(1), string(v))
 	n.put(n.ks.Batch(2), batchRecord(t, 2, 5001))
-	n.put(n.ks.DurablePrefix(), string(contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 2, LastSeq: 5002})))
+	n.put(n.ks.DurablePrefix(), string(batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{BatchID: 2, LastSeq: 5002})))
 	n.put(n.ks.ProducerView(), "1")
 	n.put(n.ks.LegacyImport(), "{}")
 	require.Empty(t, n.verify().Violations)

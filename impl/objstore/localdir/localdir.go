@@ -48,7 +48,7 @@ func (s *Store) path(key string) (string, error) {
 
 // PutIfAbsent writes a temporary file, syncs it and links it into place:
 // link(2) fails if the key exists, so the put is create-only and atomic.
-func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, _ uint64) error {
+func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, _ uint32) error {
 	p, err := s.path(key)
 	if err != nil {
 		return err

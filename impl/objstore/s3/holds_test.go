@@ -9,10 +9,10 @@ import (
 )
 
 func TestHolds(t *testing.T) {
-	crc, other := uint64(0x1234), uint64(0x1235)
-	require.True(t, holds(objstore.Info{Size: 10, CRC64NVME: &crc, FullObj: true}, 10, crc))
-	require.False(t, holds(objstore.Info{Size: 11, CRC64NVME: &crc, FullObj: true}, 10, crc), "other size")
-	require.False(t, holds(objstore.Info{Size: 10, CRC64NVME: &other, FullObj: true}, 10, crc), "other checksum")
+	crc, other := uint32(0x1234), uint32(0x1235)
+	require.True(t, holds(objstore.Info{Size: 10, CRC32C: &crc, FullObj: true}, 10, crc))
+	require.False(t, holds(objstore.Info{Size: 11, CRC32C: &crc, FullObj: true}, 10, crc), "other size")
+	require.False(t, holds(objstore.Info{Size: 10, CRC32C: &other, FullObj: true}, 10, crc), "other checksum")
 	require.False(t, holds(objstore.Info{Size: 10}, 10, crc), "no checksum: not provable")
-	require.False(t, holds(objstore.Info{Size: 10, CRC64NVME: &crc}, 10, crc), "not a full-object checksum")
+	require.False(t, holds(objstore.Info{Size: 10, CRC32C: &crc}, 10, crc), "not a full-object checksum")
 }

@@ -9,7 +9,8 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/minio/crc64nvme"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ func requireStored(t *testing.T, st *s3.Store, key string, data []byte) {
 	got, n, err := objstore.ReadbackCRC(ctx(t), st, key)
 	require.NoError(t, err)
 	require.Equal(t, int64(len(data)), n)
-	require.Equal(t, crc64nvme.Checksum(data), got)
+	require.Equal(t, batchsnap.CRC32C(data), got)
 }
 
 // A create-only PUT whose reply is lost is retried by minio-go; the retry
@@ -39,7 +40,7 @@ func TestLostPutReplyIsOwnWrite(t *testing.T) {
 	link := newLossyLink(putOf(key))
 	st := newStore(t, srv, link, partSize)
 	data := payload(64<<10, 1)
-	err := st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc64nvme.Checksum(data))
+	err := st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), batchsnap.CRC32C(data))
 	require.Equal(t, []exchange{{Status: http.StatusOK, Dropped: true}, {Status: http.StatusPreconditionFailed}}, link.exchanges(),
 		"the first PUT stored the object, its reply was lost, minio-go's retry met 412")
 	require.NoError(t, err)
@@ -54,7 +55,7 @@ func TestLostCompleteReplyIsOwnWrite(t *testing.T) {
 	link := newLossyLink(completeOf(key))
 	st := newStore(t, srv, link, partSize)
 	data := payload(11<<20+7, 2)
-	err := st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc64nvme.Checksum(data))
+	err := st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), batchsnap.CRC32C(data))
 	ex := link.exchanges()
 	require.Len(t, ex, 2, "Complete was retried")
 	require.Equal(t, exchange{Status: http.StatusOK, Dropped: true}, ex[0])
@@ -73,7 +74,7 @@ func TestCompleteOverOwnBytesIsOwnWrite(t *testing.T) {
 	link := newRecorder(completeOf(key))
 	st := newStore(t, srv, link, partSize)
 	data := payload(11<<20+7, 3)
-	crc := crc64nvme.Checksum(data)
+	crc := batchsnap.CRC32C(data)
 	require.NoError(t, newStore(t, srv, nil, partSize).PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc))
 	err := st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc)
 	require.Equal(t, []exchange{{Status: http.StatusPreconditionFailed}}, link.exchanges())
@@ -89,7 +90,7 @@ func TestCollisionWithOtherObjectFails(t *testing.T) {
 	srv := startVersity(t)
 	st := newStore(t, srv, nil, partSize)
 	put := func(key string, data []byte) error {
-		return st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc64nvme.Checksum(data))
+		return st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), batchsnap.CRC32C(data))
 	}
 	for name, c := range map[string]struct{ first, second []byte }{
 		"single, same size other bytes":    {payload(4096, 10), payload(4096, 11)},
@@ -104,25 +105,25 @@ func TestCollisionWithOtherObjectFails(t *testing.T) {
 			requireStored(t, st, key, c.first)
 		})
 	}
-	t.Run("same bytes without a stored crc64nvme", func(t *testing.T) {
+	t.Run("same bytes without a stored crc32c", func(t *testing.T) {
 		// versitygw keeps the checksum the writer chose: an object put with
-		// CRC32C has no CRC64NVME to compare, so it cannot be proven ours.
-		key := "c1/collide/crc32c-only"
+		// CRC32 (IEEE) has no CRC32C to compare, so it cannot be proven ours.
+		key := "c1/collide/crc32-only"
 		data := payload(4096, 15)
 		opts := minio.PutObjectOptions{DisableContentSha256: true, DisableMultipart: true,
-			UserMetadata: map[string]string{"x-amz-checksum-crc32c": crc32cBase64(data)}}
+			UserMetadata: map[string]string{"x-amz-checksum-crc32": crc32Base64(data)}}
 		_, err := rawCore(t, srv).PutObject(ctx(t), bucket, key, bytes.NewReader(data), int64(len(data)), "", "", opts)
 		require.NoError(t, err)
 		info, err := st.Head(ctx(t), key)
 		require.NoError(t, err)
-		require.Nil(t, info.CRC64NVME)
+		require.Nil(t, info.CRC32C)
 		require.ErrorIs(t, put(key, data), objstore.ErrExists)
 	})
 }
 
-func crc32cBase64(b []byte) string {
+func crc32Base64(b []byte) string {
 	var o [4]byte
-	binary.BigEndian.PutUint32(o[:], crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(o[:], crc32.ChecksumIEEE(b))
 	return base64.StdEncoding.EncodeToString(o[:])
 }
 

@@ -1,6 +1,7 @@
 // Package s3 is the object store backed by an S3-compatible server through
-// minio-go. Checksums are computed locally and sent precomputed (single part:
-// the x-amz-checksum-crc64nvme header; multipart: per part, and FULL_OBJECT on
+// minio-go. Checksums are CRC32C (what upstream's snapshot format records
+// for every object), computed locally and sent precomputed (single part: the
+// x-amz-checksum-crc32c header; multipart: per part, and FULL_OBJECT on
 // Complete), every write is create-only (If-None-Match: *, completed through
 // minio.Core so the condition reaches CompleteMultipartUpload), and Head asks
 // for the stored checksum.
@@ -8,6 +9,8 @@ package s3
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,11 +19,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/minio/crc64nvme"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"github.com/oplogha/oplogha/impl/contract"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/objstore"
 )
 
@@ -102,7 +104,7 @@ func (s *Store) EnsureBucket(ctx context.Context) error {
 }
 
 const (
-	hdrCRC  = "x-amz-checksum-crc64nvme"
+	hdrCRC  = "x-amz-checksum-crc32c"
 	hdrAlg  = "x-amz-checksum-algorithm"
 	hdrType = "x-amz-checksum-type"
 )
@@ -112,14 +114,15 @@ const (
 // minio-go resends a request whose reply was lost; when the lost attempt had
 // already stored the object, the resent one is refused because the key
 // exists. So a refusal is checked against the object at the key: one with
-// our size and our full-object CRC64NVME holds exactly our bytes and the put
-// succeeds. Anything else there, or an object without a CRC64NVME to
-// compare, stays ErrExists.
-func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
+// our size and our full-object CRC32C holds our bytes (as far as a CRC32C
+// can tell two objects of one size apart) and the put succeeds. Anything
+// else there, or an object without a full-object CRC32C to compare, stays
+// ErrExists.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint32) error {
 	var err error
 	if size <= s.partSize {
 		opts := minio.PutObjectOptions{DisableContentSha256: true, DisableMultipart: true,
-			UserMetadata: map[string]string{hdrCRC: contract.S3Base64(crc)}}
+			UserMetadata: map[string]string{hdrCRC: s3Base64(crc)}}
 		opts.SetMatchETagExcept("*")
 		_, err = s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
 		err = mapErr(key, err)
@@ -134,7 +137,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, si
 
 // settleExists turns a create-only refusal into success when the object at
 // key holds our bytes, and returns refused otherwise.
-func (s *Store) settleExists(ctx context.Context, key string, size int64, crc uint64, refused error) error {
+func (s *Store) settleExists(ctx context.Context, key string, size int64, crc uint32, refused error) error {
 	in, err := s.Head(ctx, key)
 	if err != nil {
 		// Still a collision for the caller; the head error is context only.
@@ -147,13 +150,31 @@ func (s *Store) settleExists(ctx context.Context, key string, size int64, crc ui
 }
 
 // holds reports whether in proves an object of size bytes whose full-object
-// CRC64NVME is crc. Without a stored full-object CRC64NVME nothing is proven.
-func holds(in objstore.Info, size int64, crc uint64) bool {
-	return in.Size == size && in.CRC64NVME != nil && in.FullObj && *in.CRC64NVME == crc
+// CRC32C is crc. Without a stored full-object CRC32C nothing is proven.
+func holds(in objstore.Info, size int64, crc uint32) bool {
+	return in.Size == size && in.CRC32C != nil && in.FullObj && *in.CRC32C == crc
 }
 
-func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint64) error {
-	init := minio.PutObjectOptions{UserMetadata: map[string]string{hdrAlg: "CRC64NVME", hdrType: "FULL_OBJECT"}}
+// s3Base64 is a CRC32C as S3's x-amz-checksum-crc32c carries it: the
+// standard base64 of its four big-endian bytes.
+func s3Base64(crc uint32) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], crc)
+	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// parseS3CRC32C is the inverse of s3Base64; a composite checksum
+// ("<base64>-<parts>") is not one.
+func parseS3CRC32C(v string) (uint32, bool) {
+	b, err := base64.StdEncoding.Strict().DecodeString(v)
+	if err != nil || len(b) != 4 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(b), true
+}
+
+func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint32) error {
+	init := minio.PutObjectOptions{UserMetadata: map[string]string{hdrAlg: "CRC32C", hdrType: "FULL_OBJECT"}}
 	init.SetMatchETagExcept("*")
 	id, err := s.core.NewMultipartUpload(ctx, s.bucket, key, init)
 	if err != nil {
@@ -166,7 +187,7 @@ func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, s
 		}
 	}()
 	// Parts go up PartUploads at a time (minio-go's own PutObject default),
-	// each with its CRC64NVME computed just before it is sent.
+	// each with its CRC32C computed just before it is sent.
 	count := int((size + s.partSize - 1) / s.partSize)
 	parts := make([]minio.CompletePart, count)
 	errs := make([]error, count)
@@ -180,26 +201,26 @@ func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, s
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			h := crc64nvme.New()
+			h := batchsnap.NewCRC32C()
 			if _, err := io.Copy(h, io.NewSectionReader(src, off, length)); err != nil {
 				errs[i] = err
 				return
 			}
-			partCRC := contract.S3Base64(h.Sum64())
+			partCRC := s3Base64(h.Sum32())
 			p, err := s.core.PutObjectPart(ctx, s.bucket, key, id, n, io.NewSectionReader(src, off, length), length,
 				minio.PutObjectPartOptions{DisableContentSha256: true, CustomHeader: http.Header{hdrCRC: []string{partCRC}}})
 			if err != nil {
 				errs[i] = mapErr(key, err)
 				return
 			}
-			parts[i] = minio.CompletePart{PartNumber: n, ETag: p.ETag, ChecksumCRC64NVME: partCRC}
+			parts[i] = minio.CompletePart{PartNumber: n, ETag: p.ETag, ChecksumCRC32C: partCRC}
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	complete := minio.PutObjectOptions{UserMetadata: map[string]string{hdrCRC: contract.S3Base64(crc), hdrType: "FULL_OBJECT"}}
+	complete := minio.PutObjectOptions{UserMetadata: map[string]string{hdrCRC: s3Base64(crc), hdrType: "FULL_OBJECT"}}
 	complete.SetMatchETagExcept("*")
 	if _, err := s.core.CompleteMultipartUpload(ctx, s.bucket, key, id, parts, complete); err != nil {
 		return mapErr(key, err)
@@ -219,14 +240,19 @@ func (s *Store) Head(ctx context.Context, key string) (objstore.Info, error) {
 
 func info(key string, oi minio.ObjectInfo) (objstore.Info, error) {
 	in := objstore.Info{Key: key, Size: oi.Size, VersionID: oi.VersionID, ModTime: oi.LastModified}
-	if oi.ChecksumCRC64NVME != "" {
-		_, v, err := contract.ParseChecksum(contract.Checksum("crc64nvme:" + oi.ChecksumCRC64NVME))
-		if err != nil {
-			return in, fmt.Errorf("%s: %w: server checksum %q", key, objstore.ErrCorrupt, oi.ChecksumCRC64NVME)
+	if oi.ChecksumCRC32C != "" {
+		// A multipart object's CRC32C is a composite of its parts
+		// ("<base64>-<parts>", checksum type COMPOSITE) unless the upload
+		// asked for FULL_OBJECT: only a full-object one proves the bytes.
+		v, ok := parseS3CRC32C(oi.ChecksumCRC32C)
+		composite := strings.EqualFold(oi.ChecksumMode, "COMPOSITE") || strings.Contains(oi.ChecksumCRC32C, "-")
+		switch {
+		case ok:
+			in.CRC32C = &v
+			in.FullObj = !composite
+		case !composite:
+			return in, fmt.Errorf("%s: %w: server checksum %q", key, objstore.ErrCorrupt, oi.ChecksumCRC32C)
 		}
-		in.CRC64NVME = &v
-		// CRC64NVME is always a full-object checksum in S3; a composite would say so.
-		in.FullObj = oi.ChecksumMode == "" || strings.EqualFold(oi.ChecksumMode, "FULL_OBJECT")
 	}
 	return in, nil
 }
