@@ -53,7 +53,7 @@ func init() {
 	})
 	register(&Kind{Name: "garbage", Family: "data", Damages: true, Heals: true,
 		Doc: "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, " +
-			"snapshot/writer|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's " +
+			"snapshot/maintenance|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's " +
 			"snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a " +
 			"valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes " +
 			"a stray writer or leader key; pointers and objects have no heal (a publication repairs)",

@@ -82,7 +82,7 @@ type Etcd interface {
 	EtcdPut(ctx context.Context, key string, value []byte) (revision int64, err error)
 	// EtcdRevision is etcd's current revision, read linearizably.
 	EtcdRevision(ctx context.Context) (int64, error)
-	// RevokeWriterLease revokes the lease holding /snapshot/writer (held by
+	// RevokeWriterLease revokes the lease holding /snapshot/maintenance (held by
 	// node, when not empty) and says whose it was.
 	RevokeWriterLease(ctx context.Context, node string, wait time.Duration) (holder string, err error)
 	// CompactDefrag compacts etcd's MVCC history at the current revision and
@@ -94,7 +94,7 @@ type Etcd interface {
 // deletes a key of the namespace and finds the key under a prefix with the
 // lowest create revision (the election's leader). The garbage kind needs it
 // for the leader target and to heal garbage left in keys that only a lease
-// removes (snapshot/writer, leader), lose-history to delete the history;
+// removes (snapshot/maintenance, leader), lose-history to delete the history;
 // without it those are unavailable.
 type KeyEnv interface {
 	Env

@@ -11,7 +11,7 @@ import (
 // cluster under the masters.
 func init() {
 	register(&Kind{Name: "revoke-lease", Family: "etcd",
-		Doc: "revoke the etcd lease behind /snapshot/writer (waiting up to 20s for a holder; with a target, for that " +
+		Doc: "revoke the etcd lease behind /snapshot/maintenance (waiting up to 20s for a holder; with a target, for that " +
 			"master to hold it): the holder's next pointer CAS must fail; no heal",
 		available: needsSnapshots,
 		inject:    injectRevokeLease,

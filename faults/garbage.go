@@ -119,7 +119,7 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 		if orig == nil {
 			return fmt.Errorf("%w: batch %d is not in the OpLog", ErrUnavailable, id)
 		}
-	case t.Name == TargetWriter:
+	case t.Name == TargetMaintenance:
 		// Strongest when a holder is mid-attempt: its CAS must then fail.
 		// Wait a little for one; with none, the empty slot gets the garbage.
 		deadline := time.Now().Add(10 * time.Second)
@@ -166,7 +166,7 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 	switch t.Name {
 	case TargetLatest, TargetFallback:
 		// No heal: a newer publication repairs a pointer slot.
-	case TargetWriter, TargetLeader:
+	case TargetMaintenance, TargetLeader:
 		// Only a lease removes these keys, and the put detached it: the
 		// operator's repair is deleting the stray key.
 		in.heal = func(ctx context.Context) error {
@@ -254,7 +254,7 @@ func keyGarbage(rnd *rand.Rand, t GarbageTarget, form string, orig []byte) ([]by
 	switch {
 	case t.Name == TargetView:
 		return fmt.Appendf(nil, `{"producer_view":%s}`, orig), nil
-	case t.Name == TargetWriter:
+	case t.Name == TargetMaintenance:
 		return fmt.Appendf(nil, "ghost-node/%x/%024x", rnd.Int64(), rnd.Uint64()), nil
 	case t.Name == TargetLeader:
 		v, err := json.Marshal(map[string]string{"leader": string(orig)})
@@ -342,7 +342,7 @@ func garbageObject(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget
 	}
 	rel := t.Object
 	if t.Object == "chunk" {
-		dir, err := env.StoreFile(path.Join(prefix, "chunks") + "/")
+		dir, err := env.StoreFile(path.Join(prefix, "objects") + "/")
 		if err != nil {
 			return "", "", err
 		}
@@ -351,7 +351,7 @@ func garbageObject(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget
 			return "", "", fmt.Errorf("%w: snapshot %s has no chunk on disk", ErrUnavailable, id)
 		}
 		sort.Strings(chunks)
-		rel = "chunks/" + filepath.Base(chunks[rnd.IntN(len(chunks))])
+		rel = "objects/" + filepath.Base(chunks[rnd.IntN(len(chunks))])
 	}
 	file, err := env.StoreFile(path.Join(prefix, rel))
 	if err != nil {
@@ -417,20 +417,21 @@ func objectWrongFields(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTa
 	return b, fmt.Sprintf("wrong-fields: byte %d flipped", at), nil
 }
 
-// pointerPrefix reads a pointer slot loosely: the object prefix it names.
+// pointerPrefix reads a pointer slot loosely: the artifact prefix (without
+// its trailing '/') of the snapshot whose descriptor it names.
 func pointerPrefix(ctx context.Context, env Env, slot string) (prefix, id string, err error) {
 	raw, err := env.EtcdGet(ctx, pointerKey(env.Keyspace(), slot))
 	if err != nil {
 		return "", "", err
 	}
 	var p struct {
-		ID     string `json:"snapshot_id"`
-		Prefix string `json:"object_prefix"`
+		ID         string `json:"snapshot_id"`
+		Descriptor string `json:"descriptor_key"`
 	}
-	if raw == nil || json.Unmarshal(raw, &p) != nil || p.Prefix == "" {
+	if raw == nil || json.Unmarshal(raw, &p) != nil || p.Descriptor == "" {
 		return "", "", fmt.Errorf("%w: the %s pointer names no snapshot", ErrUnavailable, slot)
 	}
-	return p.Prefix, p.ID, nil
+	return path.Dir(p.Descriptor), p.ID, nil
 }
 
 func fill(rnd *rand.Rand, b []byte) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,10 +99,10 @@ func (e *keyEnv) StoreFile(key string) (string, error) {
 
 var _ KeyEnv = (*keyEnv)(nil)
 
-func validPointer(t *testing.T, batch uint64, prefix string) []byte {
+func validPointer(t *testing.T, batch uint64, root string) []byte {
 	id := snapshot.NewID(batch, 0x1234).String()
-	p := publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id, LastIncludedSeq: batch * 3, LastIncludedBatchID: batch,
-		ProducerViewVersion: 2, PayloadSize: 100, PayloadChecksum: snapshot.CRC64NVME(42), CreatedAtMS: 1700000000000, ObjectPrefix: prefix + "/" + id}
+	p := publish.Pointer{PointerSchemaVersion: publish.PointerSchemaVersion, SnapshotID: id, LastIncludedSeq: batch * 3, LastIncludedBatchID: batch,
+		ProducerViewVersion: 2, DescriptorKey: batchsnap.Artifacts(root, id).Descriptor(), DescriptorSize: 300, CreatedAtMS: 1700000000000}
 	raw, err := p.Encode()
 	require.NoError(t, err)
 	return raw
@@ -129,7 +130,7 @@ func seedKeys(t *testing.T, e *keyEnv) {
 	put(e.at("producer_view"), view)
 	put(e.at("leader/694d9a1b2c3d4e5f"), []byte("http://127.0.0.1:4101"))
 	put(e.at("leader/694d9a1b2c3d4e77"), []byte("http://127.0.0.1:4102"))
-	put(e.at("snapshot/writer"), []byte("master-1/694d9a1b2c3d4e5f/0123456789abcdef01234567"))
+	put(e.at("snapshot/maintenance"), []byte("master-1/694d9a1b2c3d4e5f/0123456789abcdef01234567"))
 	put(e.at("snapshot/latest"), validPointer(t, 3, "snapshots/chaos"))
 	put(e.at("snapshot/fallback"), validPointer(t, 2, "snapshots/chaos"))
 	put(e.at("snapshot/compaction_floor"), batchsnap.Floor{BatchID: 2}.Encode())
@@ -215,7 +216,7 @@ func TestGarbageKeysAreRefusedByTheDecodersAndHeal(t *testing.T) {
 					require.NoError(t, in.Heal(ctx)) // none: a publication repairs
 					require.Equal(t, after, e.kv[key])
 					require.Empty(t, in.HealRevisions)
-				case "snapshot/writer", "leader":
+				case "snapshot/maintenance", "leader":
 					require.NoError(t, in.Heal(ctx))
 					_, present := e.kv[key]
 					require.False(t, present, "the stray key is deleted")
@@ -257,30 +258,27 @@ func TestGarbageUnavailableTargets(t *testing.T) {
 }
 
 func writeObjects(t *testing.T, e *keyEnv, slot string, batch uint64, chunkFill byte) string {
-	var p struct {
-		Prefix string `json:"object_prefix"`
-	}
-	require.NoError(t, json.Unmarshal(e.kv[e.at("snapshot/"+slot)], &p))
-	d := snapshot.Descriptor{SnapshotID: filepath.Base(p.Prefix), SchemaVersion: 1, LastIncludedSeq: batch * 3, LastIncludedBatchID: batch,
-		ProducerViewVersion: 2, PayloadChecksum: snapshot.CRC64NVME(42), PayloadSize: 100, ManifestKey: p.Prefix + "/manifest.json",
-		ObjectPrefix: p.Prefix, CreatedAtMS: 1700000000000}
+	p, err := batchsnap.DecodePointer(e.kv[e.at("snapshot/"+slot)])
+	require.NoError(t, err)
+	prefix := path.Dir(p.DescriptorKey)
+	d := batchsnap.Descriptor{Identity: batchsnap.NewIdentity(p.ID(), p.Cursor(), p.ProducerViewVersion),
+		ManifestKey: prefix + "/manifest.json", ManifestSize: 300, ManifestCRC32C: 7, CreatedAtMS: p.CreatedAtMS}
 	desc, err := d.Encode()
 	require.NoError(t, err)
 	files := map[string][]byte{
 		"descriptor.json": desc,
-		"manifest.json": fmt.Appendf(nil, "{\n  \"schema_version\": 1,\n  \"snapshot_id\": %q,\n  \"segments\": {\n"+
-			"    \"key\": \"segments.bin\",\n    \"size\": 80\n  },\n  \"chunks\": [\n    {\n"+
-			"      \"key\": \"chunks/000000.bin\",\n      \"size\": 64\n    }\n  ]\n}", d.SnapshotID),
-		"segments.bin":      bytes.Repeat([]byte{byte(batch)}, 80),
-		"chunks/000000.bin": bytes.Repeat([]byte{chunkFill}, 64),
-		"chunks/000001.bin": bytes.Repeat([]byte{chunkFill + 1}, 64),
+		"manifest.json": fmt.Appendf(nil, `{"last_included_batch_id":%d,"object_chunks":[],"snapshot_id":%q,"segments":{"key":%q}}`,
+			batch, d.SnapshotID, prefix+"/segments.bin"),
+		"segments.bin":  bytes.Repeat([]byte{byte(batch)}, 80),
+		"objects/0.bin": bytes.Repeat([]byte{chunkFill}, 64),
+		"objects/1.bin": bytes.Repeat([]byte{chunkFill + 1}, 64),
 	}
 	for name, b := range files {
-		f, _ := e.StoreFile(p.Prefix + "/" + name)
+		f, _ := e.StoreFile(prefix + "/" + name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
 		require.NoError(t, os.WriteFile(f, b, 0o644))
 	}
-	return p.Prefix
+	return prefix
 }
 
 func TestGarbageObjects(t *testing.T) {
@@ -300,7 +298,7 @@ func TestGarbageObjects(t *testing.T) {
 				if obj == "chunk" {
 					_, rest, _ := strings.Cut(in.Targets[0], filepath.Base(latest)+"/")
 					rel, _, _ = strings.Cut(rest, " ")
-					require.Regexp(t, `^chunks/00000[01]\.bin$`, rel)
+					require.Regexp(t, `^objects/[01]\.bin$`, rel)
 				} else {
 					rel = obj
 				}
@@ -322,7 +320,7 @@ func TestGarbageObjects(t *testing.T) {
 					require.Equal(t, other, got, "the other pointer's snapshot's %s", rel)
 				}
 				if obj == "descriptor.json" {
-					d, err := snapshot.DecodeDescriptor(got)
+					d, err := batchsnap.DecodeDescriptor(got)
 					if err == nil {
 						require.NotEqual(t, filepath.Base(latest), d.SnapshotID, "a descriptor that decodes names another snapshot")
 					}
@@ -348,7 +346,7 @@ func TestGarbageObjectWrongFieldsWithoutAnOther(t *testing.T) {
 	got, _ := os.ReadFile(f)
 	require.True(t, json.Valid(got))
 	require.Equal(t, len(orig)+len("_garbage"), len(got))
-	_, err = snapshot.DecodeDescriptor(got)
+	_, err = batchsnap.DecodeDescriptor(got)
 	require.Error(t, err)
 
 	in, err = Inject(ctx, e, Spec{Kind: "garbage", Target: "latest/segments.bin", Attrs: map[string]any{"form": FormWrongFields}})

@@ -114,7 +114,7 @@ const (
 	TargetPrefix   = "durable_prefix"
 	TargetView     = "producer_view"
 	TargetLeader   = "leader"
-	TargetWriter   = "snapshot/writer"
+	TargetMaintenance = "snapshot/maintenance"
 	TargetLatest   = "snapshot/latest"
 	TargetFallback = "snapshot/fallback"
 	TargetFloor    = "snapshot/compaction_floor"
@@ -123,7 +123,7 @@ const (
 
 // GarbageKeys are the etcd keys of the contract a garbage fault can overwrite
 // (besides batches/first|last|suffix|<id>).
-var GarbageKeys = []string{TargetPrefix, TargetView, TargetLeader, TargetWriter, TargetLatest, TargetFallback, TargetFloor}
+var GarbageKeys = []string{TargetPrefix, TargetView, TargetLeader, TargetMaintenance, TargetLatest, TargetFallback, TargetFloor}
 
 // key is the etcd key the target names in ks: for the leader the election
 // prefix (the leader's key is the oldest under it), for batches the batch
@@ -136,7 +136,7 @@ func (t GarbageTarget) key(ks keyspace.Keyspace) string {
 		return ks.ProducerView()
 	case TargetLeader:
 		return ks.Leader()
-	case TargetWriter:
+	case TargetMaintenance:
 		return ks.SnapshotMaintenance()
 	case TargetLatest:
 		return ks.SnapshotLatest()

@@ -49,14 +49,14 @@ func corruptSnapshot(ctx context.Context, env Env, slot string) (desc, id string
 		return "", "", fmt.Errorf("%w: no %s pointer to corrupt", ErrUnavailable, slot)
 	}
 	var p struct {
-		ID     string `json:"snapshot_id"`
-		Prefix string `json:"object_prefix"`
+		ID         string `json:"snapshot_id"`
+		Descriptor string `json:"descriptor_key"`
 	}
-	if err := json.Unmarshal(raw, &p); err != nil || p.Prefix == "" {
+	if err := json.Unmarshal(raw, &p); err != nil || p.Descriptor == "" {
 		return "", "", fmt.Errorf("%w: %s pointer does not name a snapshot", ErrUnavailable, slot)
 	}
-	for _, obj := range []string{"chunks/000000.bin", "segments.bin"} {
-		file, err := env.StoreFile(path.Join(p.Prefix, obj))
+	for _, obj := range []string{"objects/0.bin", "segments.bin"} {
+		file, err := env.StoreFile(path.Join(path.Dir(p.Descriptor), obj))
 		if err != nil {
 			return "", "", err
 		}

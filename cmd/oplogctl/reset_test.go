@@ -220,7 +220,7 @@ func TestResetCheckResidue(t *testing.T) {
 		{"leased-writer", func(t *testing.T, ks keyspace.Keyspace) {
 			id := env.lease(t)
 			env.put(t, ks.SnapshotMaintenance(), "token", clientv3.WithLease(id))
-		}, []string{"[snapshot/writer]", "alive, ttl", "1 attached keys in /oplog/c-leased-writer/", "1 live leases"}},
+		}, []string{"[snapshot/maintenance]", "alive, ttl", "1 attached keys in /oplog/c-leased-writer/", "1 live leases"}},
 		{"leader", func(t *testing.T, ks keyspace.Keyspace) {
 			// A real election, as a master campaigns.
 			sess, err := concurrency.NewSession(env.cli, concurrency.WithTTL(60))

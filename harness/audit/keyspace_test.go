@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // revs builds an MVCC history the way the protocol writes it, one revision
@@ -77,9 +76,10 @@ func (r *revs) lease(id int64) {
 
 // pointer is a valid pointer at batch (seq = batch) made under lease, with view.
 func pointer(batch uint64, lease int64, view uint64) []byte {
-	id := contract.SnapshotID{BatchID: batch, Lease: lease, Random: "00112233445566aa"}
-	p := contract.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch, ProducerViewVersion: view,
-		PayloadSize: 10, PayloadChecksum: contract.CRC64NVME(batch), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
+	id := batchsnap.ID{BatchID: batch, Lease: lease}
+	p := batchsnap.Pointer{PointerSchemaVersion: batchsnap.PointerSchemaVersion, SnapshotID: id.String(), LastIncludedBatchID: batch,
+		LastIncludedSeq: batch, ProducerViewVersion: int64(view), DescriptorKey: batchsnap.Artifacts("p", id.String()).Descriptor(),
+		DescriptorSize: 10, CreatedAtMS: 1}
 	b, err := p.Encode()
 	if err != nil {
 		panic(err)
@@ -264,7 +264,7 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.lease(2)
 			r.publish(7, 2, 2) // fallback: the snapshot at 6, corrupted below
 			r.floor(6)
-		}, "floor moved to 6 onto 00000000000000000006-1-00112233445566aa, which the run corrupted before"},
+		}, "floor moved to 6 onto 6-1, which the run corrupted before"},
 	},
 	"lease-exclusive": {
 		"a second holder overwrites the key": {func(r *revs) {
@@ -325,7 +325,7 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.floor(2) // unchanged
 			r.rev++
 			r.put(r.ks.SnapshotLatest(), pointer(1, 2, 1), 0) // a repair from a lagging capture
-		}, "latest pointer written naming 00000000000000000001-2-00112233445566aa at batch 1, below the compaction floor 2"},
+		}, "latest pointer written naming 1-2 at batch 1, below the compaction floor 2"},
 	},
 	"pointer-view": {
 		"view of the capture, not of its batch": {func(r *revs) {
@@ -372,7 +372,7 @@ func TestKeyspaceOrderFailsEveryViolation(t *testing.T) {
 				in := r.input()
 				if id == "floor-verified" {
 					in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-snapshot",
-						Corrupted: []string{"00000000000000000006-1-00112233445566aa"}, EtcdRevision: 12})
+						Corrupted: []string{"6-1"}, EtcdRevision: 12})
 				}
 				res := KeyspaceOrder(in)
 				require.False(t, res.Pass, "the audit passed a history that breaks %s", id)
@@ -437,12 +437,12 @@ func TestKeyspaceOrderSkipsTheHarnessWrites(t *testing.T) {
 func TestObjectsAuditFailsAMissingTarget(t *testing.T) {
 	in := &Input{Objects: &StoreReport{Store: "s3"}, Retention: []RetentionSample{
 		{At: 1e9, Groups: 2},
-		{At: 2e9, Groups: 1, MissingTargets: []string{"fallback 00000000000000000002-1-00112233445566aa"}},
+		{At: 2e9, Groups: 1, MissingTargets: []string{"fallback 2-1"}},
 	}}
 	res := ObjectsAudit(in)
 	require.False(t, res.Pass)
 	require.Contains(t, evidence0(res), "[pointer-targets-present] at 2.000s: the fallback "+
-		"00000000000000000002-1-00112233445566aa pointer names a snapshot the store no longer holds")
+		"2-1 pointer names a snapshot the store no longer holds")
 	in.Retention[1].MissingTargets = nil
 	require.True(t, ObjectsAudit(in).Pass)
 }

@@ -10,22 +10,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/impl/contract"
 )
 
 const importSeq = 5000
 
-func importPointer(t *testing.T) (contract.Pointer, []byte) {
+func importPointer(t *testing.T) (batchsnap.Pointer, []byte) {
 	t.Helper()
-	id := contract.SnapshotID{BatchID: 1, Lease: 7, Random: "00112233445566aa"}
-	p := contract.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: 1, LastIncludedSeq: importSeq, ProducerViewVersion: 1,
-		PayloadSize: 10, PayloadChecksum: contract.CRC64NVME(1), CreatedAtMS: 1, ObjectPrefix: "p/" + id.String()}
+	id := batchsnap.ID{BatchID: 1, Lease: 7}
+	p := batchsnap.Pointer{PointerSchemaVersion: batchsnap.PointerSchemaVersion, SnapshotID: id.String(), LastIncludedBatchID: 1, LastIncludedSeq: importSeq,
+		ProducerViewVersion: 1, DescriptorKey: batchsnap.Artifacts("p", id.String()).Descriptor(), DescriptorSize: 10, CreatedAtMS: 1}
 	b, err := p.Encode()
 	require.NoError(t, err)
 	return p, b
 }
 
-func importMarker(p contract.Pointer) legacysnap.ImportRecord {
+func importMarker(p batchsnap.Pointer) legacysnap.ImportRecord {
 	return legacysnap.ImportRecord{SchemaVersion: 1, LegacyClusterID: "old", LegacySnapshotID: "20260620_143012_007", LegacySeq: importSeq, SnapshotID: p.SnapshotID,
 		BatchID: 1, LastSeq: importSeq, ProducerView: 1, Objects: 2, Segments: 1, StateDigest: "sha256:aa", ImportedAtMS: 1, ImportedBy: "master-0"}
 }

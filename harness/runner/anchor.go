@@ -112,22 +112,24 @@ func (r *run) roleOf(ctx context.Context, node string) string {
 // run's own) and the byte a corruption flipped (drawn within the object,
 // whose size is the run's own).
 var (
-	snapshotID = regexp.MustCompile(`\b\d{20}-[0-9a-f]+-[0-9a-f]{16}\b`)
+	// snapshotID is a snapshot id where a snapshot fault's target names
+	// one: "<slot> <batch>-<lease>/<object>".
+	snapshotID = regexp.MustCompile(`\b(latest|fallback) \d+-\d+/`)
 	byteOffset = regexp.MustCompile(`\bbyte \d+\b`)
-	// writerValue is /snapshot/writer's value, the target of revoke-lease:
+	// writerValue is /snapshot/maintenance's value, the target of revoke-lease:
 	// node/<lease id>/<writer token>, both each run's own.
 	writerValue = regexp.MustCompile(`^([^/\s]+)/[0-9a-f]{1,16}/[0-9a-f]{24}$`)
 )
 
 // logicalTargets are targets with their run-specific parts masked: a
-// corruption of "latest <id>/chunks/000000.bin byte 7666" lands on the
-// same event as one of "latest <other id>/chunks/000000.bin byte 9619", and
+// corruption of "latest <id>/objects/0.bin byte 7666" lands on the
+// same event as one of "latest <other id>/objects/0.bin byte 9619", and
 // a revocation of "master-1/<lease>/<token>" as one of master-1's other lease.
 func logicalTargets(ts []string) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		t = writerValue.ReplaceAllString(t, "$1/<lease>/<token>")
-		out[i] = byteOffset.ReplaceAllString(snapshotID.ReplaceAllString(t, "<snapshot>"), "byte <n>")
+		out[i] = byteOffset.ReplaceAllString(snapshotID.ReplaceAllString(t, "$1 <snapshot>/"), "byte <n>")
 	}
 	return out
 }

@@ -29,14 +29,14 @@ func TestCheckLanding(t *testing.T) {
 // whatever the snapshot's id and the byte flipped; another slot or object
 // does not.
 func TestCheckLandingMasksRunSpecificIDs(t *testing.T) {
-	orig := audit.Anchor{Step: 6, BatchID: 270, Targets: []string{"latest 00000000000000000270-7d1fa241faaa9bf0-9dd4e84d5d34b996/chunks/000000.bin byte 7666"}}
-	now := audit.Anchor{Step: 6, BatchID: 341, Targets: []string{"latest 00000000000000000341-3395a241fb40f42b-8b4d1a713fd455b8/chunks/000000.bin byte 9619"}}
+	orig := audit.Anchor{Step: 6, BatchID: 270, Targets: []string{"latest 270-8943923/objects/0.bin byte 7666"}}
+	now := audit.Anchor{Step: 6, BatchID: 341, Targets: []string{"latest 341-9121312/objects/0.bin byte 9619"}}
 	c := checkLanding("corrupt-snapshot", orig, now, "")
 	require.True(t, c.Same, c.Detail)
 	require.Contains(t, c.Detail, "the same slot and object")
-	now.Targets = []string{"fallback 00000000000000000341-3395a241fb40f42b-8b4d1a713fd455b8/chunks/000000.bin byte 9619"}
+	now.Targets = []string{"fallback 341-9121312/objects/0.bin byte 9619"}
 	require.False(t, checkLanding("corrupt-snapshot", orig, now, "").Same)
-	now.Targets = []string{"latest 00000000000000000341-3395a241fb40f42b-8b4d1a713fd455b8/segments.bin byte 9"}
+	now.Targets = []string{"latest 341-9121312/segments.bin byte 9"}
 	require.False(t, checkLanding("corrupt-snapshot", orig, now, "").Same)
 }
 

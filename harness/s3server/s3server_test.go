@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/crc64nvme"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/s3server"
@@ -51,18 +52,18 @@ func TestVersityVerifiesByChecksumSingleAndMultipart(t *testing.T) {
 	for name, size := range map[string]int{"single": 64 << 10, "multipart": 12<<20 + 123} {
 		t.Run(name, func(t *testing.T) {
 			data := payload(size, uint64(size))
-			crc := crc64nvme.Checksum(data)
-			key := "c1/snap-" + name + "/chunks/000000.bin"
+			crc := batchsnap.CRC32C(data)
+			key := "c1/snap-" + name + "/objects/0.bin"
 			res, err := objstore.VerifiedPut(ctx(t), st, trust, key, bytes.NewReader(data), int64(len(data)), crc)
 			require.NoError(t, err)
 			require.Equal(t, objstore.ProofChecksum, res.Proof, "versitygw returns the full-object checksum: no readback")
-			require.Equal(t, crc, *res.Info.CRC64NVME)
+			require.Equal(t, crc, *res.Info.CRC32C)
 
 			// Another object at the key fails the put: a candidate never
 			// overwrites. The same bytes again (a retried request whose
 			// first reply was lost) are the same write.
 			other := payload(size, uint64(size)+1)
-			err = st.PutIfAbsent(ctx(t), key, bytes.NewReader(other), int64(len(other)), crc64nvme.Checksum(other))
+			err = st.PutIfAbsent(ctx(t), key, bytes.NewReader(other), int64(len(other)), batchsnap.CRC32C(other))
 			require.ErrorIs(t, err, objstore.ErrExists)
 			require.NoError(t, st.PutIfAbsent(ctx(t), key, bytes.NewReader(data), int64(len(data)), crc))
 			got, n, err := objstore.ReadbackCRC(ctx(t), st, key)
@@ -74,15 +75,15 @@ func TestVersityVerifiesByChecksumSingleAndMultipart(t *testing.T) {
 	t.Run("wrong checksum is refused and nothing becomes readable", func(t *testing.T) {
 		data := payload(4096, 9)
 		key := "c1/bad/segments.bin"
-		_, err := objstore.VerifiedPut(ctx(t), st, trust, key, bytes.NewReader(data), int64(len(data)), crc64nvme.Checksum(data)^1)
+		_, err := objstore.VerifiedPut(ctx(t), st, trust, key, bytes.NewReader(data), int64(len(data)), batchsnap.CRC32C(data)^1)
 		require.ErrorIs(t, err, objstore.ErrCorrupt)
 		_, err = st.Head(ctx(t), key)
 		require.ErrorIs(t, err, objstore.ErrNotFound)
 	})
 	t.Run("a byte flipped behind the server is caught on read", func(t *testing.T) {
 		data := payload(8192, 10)
-		crc := crc64nvme.Checksum(data)
-		key := "c1/flip/chunks/000000.bin"
+		crc := batchsnap.CRC32C(data)
+		key := "c1/flip/objects/0.bin"
 		_, err := objstore.VerifiedPut(ctx(t), st, trust, key, bytes.NewReader(data), int64(len(data)), crc)
 		require.NoError(t, err)
 		path := filepath.Join(srv.Dir, "root", "snapshots", filepath.FromSlash(key))
@@ -113,7 +114,7 @@ func TestChecksumlessServerFallsBackToReadback(t *testing.T) {
 	_, st, trust := startServer(t, s3server.FakeS3)
 	require.False(t, trust.ServerValidatesChecksums, "gofakes3 stores a wrong checksum and echoes it on HEAD")
 	data := payload(100_000, 3)
-	crc := crc64nvme.Checksum(data)
+	crc := batchsnap.CRC32C(data)
 	res, err := objstore.VerifiedPut(ctx(t), st, trust, "c1/s/segments.bin", bytes.NewReader(data), int64(len(data)), crc)
 	require.NoError(t, err)
 	require.Equal(t, objstore.ProofReadback, res.Proof, "an unvalidated echo is no proof: complete readback is mandatory")
@@ -131,11 +132,11 @@ func TestLocalDirReadbackAndCreateOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, trust.ServerValidatesChecksums)
 	data := payload(50_000, 4)
-	crc := crc64nvme.Checksum(data)
-	res, err := objstore.VerifiedPut(ctx(t), st, trust, "c1/x/chunks/000000.bin", bytes.NewReader(data), int64(len(data)), crc)
+	crc := batchsnap.CRC32C(data)
+	res, err := objstore.VerifiedPut(ctx(t), st, trust, "c1/x/objects/0.bin", bytes.NewReader(data), int64(len(data)), crc)
 	require.NoError(t, err)
 	require.Equal(t, objstore.ProofReadback, res.Proof)
-	require.ErrorIs(t, st.PutIfAbsent(ctx(t), "c1/x/chunks/000000.bin", bytes.NewReader(data), int64(len(data)), crc), objstore.ErrExists)
+	require.ErrorIs(t, st.PutIfAbsent(ctx(t), "c1/x/objects/0.bin", bytes.NewReader(data), int64(len(data)), crc), objstore.ErrExists)
 	_, err = objstore.VerifiedPut(ctx(t), st, trust, "c1/y/a.bin", bytes.NewReader(data), int64(len(data)), crc^1)
 	require.ErrorIs(t, err, objstore.ErrCorrupt, "readback catches a wrong expected checksum")
 	_, err = st.Head(ctx(t), "c1/nope")

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/crc64nvme"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
 
@@ -61,7 +62,7 @@ func TestVersityOverTLSWithAScopedWriter(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, trust.ServerValidatesChecksums)
 	data := payload(64<<10, 7)
-	_, err = objstore.VerifiedPut(ctx, st, trust, "snap/c1/s1/chunks/000000.bin", bytes.NewReader(data), int64(len(data)), crc64nvme.Checksum(data))
+	_, err = objstore.VerifiedPut(ctx, st, trust, "snap/c1/s1/objects/0.bin", bytes.NewReader(data), int64(len(data)), batchsnap.CRC32C(data))
 	require.NoError(t, err)
 	infos, err := st.List(ctx, "snap/c1/")
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package s3server_test
 import (
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"testing"
 
@@ -31,43 +30,33 @@ func TestSnapshotThroughVersity(t *testing.T) {
 	s, err := b.Finish(state.Cursor{BatchID: 40, Seq: 900})
 	require.NoError(t, err)
 
-	f, err := os.Create(filepath.Join(t.TempDir(), "payload"))
-	require.NoError(t, err)
-	defer f.Close()
 	const chunk = 120_000
-	l, err := snapshot.Encode(s.Capture(), f, chunk)
+	prep, err := snapshot.Prepare(s.Capture(), snapshot.PrepareSpec{Root: "snapshots-prefix/c1", ID: snapshot.NewID(40, 0x77), View: 2,
+		WorkDir: t.TempDir(), ChunkObjects: chunk})
 	require.NoError(t, err)
-	require.Greater(t, l.Parts[1].Size, int64(5<<20), "chunk 0 goes up as multipart")
-	id := snapshot.NewID(40, 0x77)
-	prefix := path.Join("snapshots-prefix", "c1", id.String())
-	m := snapshot.NewManifest(id.String(), 2, chunk, l)
-	d := snapshot.Descriptor{SnapshotID: id.String(), SchemaVersion: 1, LastIncludedSeq: 900, LastIncludedBatchID: 40, ProducerViewVersion: 2,
-		PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size), ManifestKey: path.Join(prefix, snapshot.ManifestObject), ObjectPrefix: prefix, CreatedAtMS: 1}
-	w, err := snapshot.Write(ctx(t), st, trust, prefix, f, l, m, d, snapshot.WriteOptions{Parallel: 2})
+	defer prep.Close()
+	require.Greater(t, prep.Layout.Chunks[0].Size, int64(5<<20), "chunk 0 goes up as multipart")
+	w, err := snapshot.Write(ctx(t), st, trust, prep, snapshot.WriteOptions{Parallel: 2})
 	require.NoError(t, err)
 	for k, p := range w.Proofs {
-		require.Equal(t, objstore.ProofChecksum, p, "%s verified by HEAD, not by download", k)
+		require.Equal(t, objstore.ProofChecksum, p, "%s verified by HEAD's full-object CRC32C, not by download", k)
 	}
-	// Another snapshot under the same id collides: its descriptor differs
-	// (its payload objects, byte for byte the same, are the same write).
-	other := d
-	other.CreatedAtMS++
-	_, err = snapshot.Write(ctx(t), st, trust, prefix, f, l, m, other, snapshot.WriteOptions{})
-	require.ErrorIs(t, err, objstore.ErrExists, "a second snapshot under the same id collides")
+	// A second attempt under the same id (lease and batch) meets the first
+	// one's objects: refused before anything is written.
+	_, err = snapshot.Write(ctx(t), st, trust, prep, snapshot.WriteOptions{})
+	require.ErrorIs(t, err, snapshot.ErrPrefixTaken, "a second snapshot under the same id is refused")
 
-	rb := state.NewBuilder()
-	_, _, h, err := snapshot.Open(ctx(t), st, prefix, snapshot.Visitor{Segment: rb.AddSegment, Object: rb.AddObject})
-	require.NoError(t, err)
-	back, err := rb.Finish(h.Cursor)
+	_, back, _, err := snapshot.OpenState(ctx(t), st, w.Pointer)
 	require.NoError(t, err)
 	require.Equal(t, s.Digest(), back.Digest())
 
-	file := filepath.Join(srv.Dir, "root", "snapshots", filepath.FromSlash(path.Join(prefix, snapshot.ChunkObject(1))))
+	chunk1 := prep.Keys.ObjectChunk(1)
+	file := filepath.Join(srv.Dir, "root", "snapshots", filepath.FromSlash(chunk1))
 	raw, err := os.ReadFile(file)
 	require.NoError(t, err)
 	raw[len(raw)-100] ^= 0x01
 	require.NoError(t, os.WriteFile(file, raw, 0o644))
-	_, _, _, err = snapshot.Open(ctx(t), st, prefix, snapshot.Visitor{})
+	_, err = snapshot.Verify(ctx(t), st, w.Pointer)
 	require.ErrorIs(t, err, snapshot.ErrChecksum)
-	require.ErrorContains(t, err, snapshot.ChunkObject(1))
+	require.ErrorContains(t, err, chunk1)
 }

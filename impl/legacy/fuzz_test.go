@@ -17,7 +17,7 @@ import (
 // memStore serves a fixed set of objects by exact key (reads only).
 type memStore map[string][]byte
 
-func (m memStore) PutIfAbsent(context.Context, string, io.ReaderAt, int64, uint64) error {
+func (m memStore) PutIfAbsent(context.Context, string, io.ReaderAt, int64, uint32) error {
 	return errors.New("read only")
 }
 func (m memStore) Head(_ context.Context, key string) (objstore.Info, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -109,11 +110,7 @@ func TestImportValidFixtures(t *testing.T) {
 			o, err := publish.Observe(ctx, w.srv.Client, w.ks)
 			require.NoError(t, err)
 			require.True(t, o.Latest.Valid())
-			b := state.NewBuilder()
-			d, _, h, err := snapshot.Open(ctx, w.store, o.Latest.Pointer.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
-			require.NoError(t, err)
-			require.NoError(t, publish.Agree(*o.Latest.Pointer, d))
-			got, err := b.Finish(h.Cursor)
+			_, got, _, err := snapshot.OpenState(ctx, w.store, *o.Latest.Pointer)
 			require.NoError(t, err)
 			require.Equal(t, exp.Digest, string(got.Digest()))
 
@@ -164,10 +161,7 @@ func TestImportOffloadedFixture(t *testing.T) {
 	w := newImportWorld(t)
 	res, err := w.importer(t).Import(ctx, "mooncake_cluster", openFixture(t, "offloaded"))
 	require.NoError(t, err)
-	b := state.NewBuilder()
-	_, _, h, err := snapshot.Open(ctx, w.store, res.Pointer.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
-	require.NoError(t, err)
-	got, err := b.Finish(h.Cursor)
+	_, got, _, err := snapshot.OpenState(ctx, w.store, res.Pointer)
 	require.NoError(t, err)
 
 	endpoint := map[legacysnap.UUID]legacysnap.Segment{}
@@ -252,20 +246,21 @@ func TestImportRefusals(t *testing.T) {
 	})
 }
 
-// The converted snapshot is an ordinary schema-v1 snapshot: its payload
-// decodes on its own to the imported content.
-func TestImportedSnapshotIsSchemaV1(t *testing.T) {
+// The converted snapshot is an ordinary batch-OpLog snapshot in
+// upstream's format: it verifies and decodes on its own to the imported
+// content.
+func TestImportedSnapshotIsUpstreamsFormat(t *testing.T) {
 	ctx := context.Background()
 	w := newImportWorld(t)
 	res, err := w.importer(t).Import(ctx, "mooncake_cluster", openFixture(t, "small"))
 	require.NoError(t, err)
-	d, _, _, err := snapshot.Open(ctx, w.store, res.Pointer.ObjectPrefix, snapshot.Visitor{})
+	h, err := snapshot.Verify(ctx, w.store, res.Pointer)
 	require.NoError(t, err)
-	require.False(t, d.Legacy())
-	require.Equal(t, snapshot.DescriptorSchemaVersion, d.SchemaVersion)
+	d := h.Descriptor
+	require.Equal(t, uint32(batchsnap.SchemaVersion), d.SchemaVersion)
+	require.Equal(t, batchsnap.Format, d.SnapshotFormat)
 	require.Equal(t, uint64(1), d.LastIncludedBatchID)
 	require.Equal(t, res.Marker.SnapshotID, d.SnapshotID)
-	require.Empty(t, d.PreviousSnapshotID)
 }
 
 // A crash after the converted snapshot is written and before the import
@@ -295,7 +290,7 @@ func TestCrashBeforeTheImportTransaction(t *testing.T) {
 	require.NoError(t, err)
 	ids := map[string]bool{}
 	for _, o := range all {
-		ids[strings.SplitN(strings.TrimPrefix(o.Key, "snapshots/imported/"), "/", 2)[0]] = true
+		ids[strings.SplitN(strings.TrimPrefix(o.Key, "snapshots/imported/batch-oplog/"), "/", 2)[0]] = true
 	}
 	require.Len(t, ids, 2, "the orphan and the imported snapshot: %v", ids)
 	o, err := publish.Observe(ctx, w.srv.Client, w.ks)
@@ -318,10 +313,7 @@ func TestImportUpstreamVector(t *testing.T) {
 	require.Equal(t, "20260101_000000_002", res.Marker.LegacySnapshotID)
 	o, err := publish.Observe(ctx, w.srv.Client, w.ks)
 	require.NoError(t, err)
-	b := state.NewBuilder()
-	_, _, h, err := snapshot.Open(ctx, w.store, o.Latest.Pointer.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
-	require.NoError(t, err)
-	got, err := b.Finish(h.Cursor)
+	_, got, _, err := snapshot.OpenState(ctx, w.store, *o.Latest.Pointer)
 	require.NoError(t, err)
 	require.Equal(t, snap.State.Digest(), got.Digest())
 }
@@ -418,10 +410,7 @@ func TestPruneAfterImport(t *testing.T) {
 	require.Equal(t, int64(1), del.Deleted)
 	require.Nil(t, w.get(t, w.ks.Batch(1)))
 
-	b := state.NewBuilder()
-	_, _, h, err := snapshot.Open(ctx, w.store, res.Pointer.ObjectPrefix, snapshot.Visitor{Segment: b.AddSegment, Object: b.AddObject})
-	require.NoError(t, err)
-	st, err := b.Finish(h.Cursor)
+	_, st, _, err := snapshot.OpenState(ctx, w.store, res.Pointer)
 	require.NoError(t, err)
 	r := &oplog.Reader{KV: w.srv.Client, Keyspace: w.ks}
 	head, err := r.Scan(ctx, st.Cursor(), st.Apply)

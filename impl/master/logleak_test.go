@@ -71,7 +71,7 @@ func TestBootstrapLogsNameNoTenantKey(t *testing.T) {
 	d := writeSnapshot(t, store, m.storePrefix(), live.Capture(), view, int64(lease.ID))
 	o, err := publish.Observe(ctx, srv.Client, m.ks)
 	require.NoError(t, err)
-	plan, err := publish.PlanFor(o, publish.FromDescriptor(d))
+	plan, err := publish.PlanFor(o, d)
 	require.NoError(t, err)
 	_, err = publish.Publish(ctx, srv.Client, m.ks, lease.Token, o, plan)
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,16 +32,15 @@ func (n noListing) List(ctx context.Context, prefix string) ([]objstore.Info, er
 
 // writeSnapshot writes c as a complete, verified snapshot under the cluster's
 // store prefix and returns its descriptor; it publishes nothing.
-func writeSnapshot(t *testing.T, st objstore.Store, storePrefix string, c *state.Capture, view uint64, lease int64) snapshot.Descriptor {
+func writeSnapshot(t *testing.T, st objstore.Store, storePrefix string, c *state.Capture, view uint64, lease int64) publish.Pointer {
 	t.Helper()
-	id := snapshot.NewID(c.Cursor().BatchID, lease)
-	prefix := path.Join(storePrefix, id.String())
-	prep, err := snapshot.Prepare(c, snapshot.PrepareSpec{ID: id, Prefix: prefix, View: view, WorkDir: t.TempDir()})
+	prep, err := snapshot.Prepare(c, snapshot.PrepareSpec{Root: storePrefix, ID: snapshot.NewID(c.Cursor().BatchID, lease), View: int64(view),
+		WorkDir: t.TempDir(), ChunkObjects: snapshot.DefaultChunkObjects})
 	require.NoError(t, err)
 	defer prep.Close()
-	_, err = snapshot.Write(context.Background(), st, objstore.Trust{}, prefix, prep.File, prep.Layout, prep.Manifest, prep.Descriptor, snapshot.WriteOptions{})
+	w, err := snapshot.Write(context.Background(), st, objstore.Trust{}, prep, snapshot.WriteOptions{})
 	require.NoError(t, err)
-	return prep.Descriptor
+	return w.Pointer
 }
 
 // An orphan whose every checksum is valid, newer than the latest pointer and
@@ -88,7 +86,7 @@ func TestRecoveryIgnoresAValidOrphan(t *testing.T) {
 	d := writeSnapshot(t, store, m.storePrefix(), published, view, int64(lease.ID))
 	o, err := publish.Observe(ctx, srv.Client, m.ks)
 	require.NoError(t, err)
-	plan, err := publish.PlanFor(o, publish.FromDescriptor(d))
+	plan, err := publish.PlanFor(o, d)
 	require.NoError(t, err)
 	_, err = publish.Publish(ctx, srv.Client, m.ks, lease.Token, o, plan)
 	require.NoError(t, err)
@@ -99,7 +97,7 @@ func TestRecoveryIgnoresAValidOrphan(t *testing.T) {
 	require.NoError(t, tx.Stage(state.PutEnd("t", "invented", obj(40))))
 	require.NoError(t, live.Commit(tx, state.Batch{ID: 5, FirstSeq: 5, LastSeq: 5, Entries: []state.Entry{state.PutEnd("t", "invented", obj(40))}}))
 	orphan := writeSnapshot(t, store, m.storePrefix(), live.Capture(), view, 0x7e57)
-	_, _, _, err = snapshot.Open(ctx, store, orphan.ObjectPrefix, snapshot.Visitor{})
+	_, err = snapshot.Verify(ctx, store, orphan)
 	require.NoError(t, err, "the orphan is a valid snapshot by every checksum")
 
 	check := func(wantSource string) {

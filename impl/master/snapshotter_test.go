@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/impl/oplog"
@@ -29,8 +31,8 @@ func TestLagAdmissionAtTheBoundary(t *testing.T) {
 
 func pointerAt(batch uint64, created time.Time) *publish.Pointer {
 	id := snapshot.NewID(batch, 1)
-	return &publish.Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch,
-		ProducerViewVersion: 1, PayloadSize: 1, PayloadChecksum: snapshot.CRC64NVME(1), CreatedAtMS: created.UnixMilli(), ObjectPrefix: "p"}
+	return &publish.Pointer{PointerSchemaVersion: publish.PointerSchemaVersion, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch,
+		ProducerViewVersion: 1, DescriptorKey: batchsnap.Artifacts("p", id.String()).Descriptor(), DescriptorSize: 1, CreatedAtMS: created.UnixMilli()}
 }
 
 func TestSchedulerTriggers(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package publish owns the fenced publication protocol of RFC N04: the
-// maintenance lease and its /snapshot/writer owner token, the two
+// maintenance lease and its /snapshot/maintenance owner token, the two
 // independently parseable pointer records, and the one transaction that
 // rotates them — comparing the writer token and the raw observed values of
 // both slots, so a lost lease, a concurrent publication or a concurrent

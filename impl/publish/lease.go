@@ -16,7 +16,7 @@ import (
 // ErrLeaseHeld: another node owns the maintenance lease.
 var ErrLeaseHeld = errors.New("maintenance lease held by another node")
 
-// Lease is this node's ownership of the maintenance lease: /snapshot/writer
+// Lease is this node's ownership of the maintenance lease: /snapshot/maintenance
 // holds a unique, never reused owner token attached to an etcd lease.
 // Ownership reduces duplicate work; only the publication transaction's
 // compare on the token makes a publication valid.

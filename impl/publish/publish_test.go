@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/impl/contract/keyspace"
@@ -17,8 +19,9 @@ import (
 
 func ptr(batch uint64) Pointer {
 	id := snapshot.NewID(batch, 0x10)
-	return Pointer{PointerSchemaVersion: 1, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch * 3,
-		ProducerViewVersion: 2, PayloadSize: 1000, PayloadChecksum: snapshot.CRC64NVME(batch), CreatedAtMS: 1, ObjectPrefix: "p/c/" + id.String()}
+	return Pointer{PointerSchemaVersion: PointerSchemaVersion, SnapshotID: id.String(), LastIncludedBatchID: batch, LastIncludedSeq: batch * 3,
+		ProducerViewVersion: 2, DescriptorKey: batchsnap.Artifacts("p/c", id.String()).Descriptor(), DescriptorSize: 300,
+		DescriptorCRC32C: uint32(batch), CreatedAtMS: 1}
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -200,11 +203,12 @@ func TestPointerCodec(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, p, back)
 	for name, mutate := range map[string]func(*Pointer){
-		"schema":       func(p *Pointer) { p.PointerSchemaVersion = 2 },
-		"id mismatch":  func(p *Pointer) { p.LastIncludedBatchID = 41; p.LastIncludedSeq = 100 },
-		"cursor":       func(p *Pointer) { p.LastIncludedSeq = 0 },
-		"checksum tag": func(p *Pointer) { p.PayloadChecksum = "abc" },
-		"no prefix":    func(p *Pointer) { p.ObjectPrefix = "" },
+		"schema":          func(p *Pointer) { p.PointerSchemaVersion = 1 },
+		"id mismatch":     func(p *Pointer) { p.LastIncludedBatchID = 41; p.LastIncludedSeq = 100 },
+		"cursor":          func(p *Pointer) { p.LastIncludedSeq = 0 },
+		"other snapshot":  func(p *Pointer) { p.DescriptorKey = batchsnap.Artifacts("p/c", "41-16").Descriptor() },
+		"no descriptor":   func(p *Pointer) { p.DescriptorKey = "" },
+		"descriptor size": func(p *Pointer) { p.DescriptorSize = 0 },
 	} {
 		q := ptr(42)
 		mutate(&q)

@@ -29,7 +29,7 @@ func managedKeys(ks keyspace.Keyspace) []keyClass {
 		{"durable_prefix", ks.DurablePrefix(), false},
 		{"producer_view", ks.ProducerView(), false},
 		{"leader", ks.LeaderCandidates(), true},
-		{"snapshot/writer", ks.SnapshotMaintenance(), false},
+		{"snapshot/maintenance", ks.SnapshotMaintenance(), false},
 		{"snapshot/latest", ks.SnapshotLatest(), false},
 		{"snapshot/fallback", ks.SnapshotFallback(), false},
 		{"snapshot/compaction_floor", ks.CompactionFloor(), false},

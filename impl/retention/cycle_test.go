@@ -5,8 +5,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 
 	"github.com/stretchr/testify/require"
 
@@ -27,7 +30,13 @@ type fixture struct {
 	st   *localdir.Store
 	root string
 	w    *oplog.Writer
+	// lease is the last maintenance lease id a snapshot was made under:
+	// each snapshot gets its own, so two at one batch are two snapshots.
+	lease int64
 }
+
+// dir is the artifact prefix (ending in '/') of the snapshot p names.
+func dir(p publish.Pointer) string { return batchsnap.Artifacts(p.Root(), p.SnapshotID).Prefix() }
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -57,19 +66,14 @@ func (f *fixture) snap(b uint64) publish.Pointer {
 	t := f.t
 	s, err := state.NewBuilder().Finish(state.Cursor{BatchID: b, Seq: b})
 	require.NoError(t, err)
-	file, err := os.Create(filepath.Join(t.TempDir(), "p"))
+	f.lease++
+	p, err := snapshot.Prepare(s.Capture(), snapshot.PrepareSpec{Root: "snaps/m", ID: snapshot.NewID(b, f.lease), View: 1,
+		WorkDir: t.TempDir(), ChunkObjects: 8, CreatedAt: time.UnixMilli(1)})
 	require.NoError(t, err)
-	defer file.Close()
-	l, err := snapshot.Encode(s.Capture(), file, 8)
+	defer p.Close()
+	w, err := snapshot.Write(ctxT(t), f.st, objstore.Trust{}, p, snapshot.WriteOptions{})
 	require.NoError(t, err)
-	id := snapshot.NewID(b, 1)
-	prefix := path.Join("snaps/m", id.String())
-	m := snapshot.NewManifest(id.String(), 1, 8, l)
-	d := snapshot.Descriptor{SnapshotID: id.String(), SchemaVersion: 1, LastIncludedSeq: b, LastIncludedBatchID: b, ProducerViewVersion: 1,
-		PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size), ManifestKey: path.Join(prefix, snapshot.ManifestObject), ObjectPrefix: prefix, CreatedAtMS: 1}
-	_, err = snapshot.Write(ctxT(t), f.st, objstore.Trust{}, prefix, file, l, m, d, snapshot.WriteOptions{})
-	require.NoError(t, err)
-	return publish.FromDescriptor(d)
+	return w.Pointer
 }
 
 func (f *fixture) publish(p publish.Pointer) {
@@ -123,7 +127,7 @@ func TestGCKeepsProtectedAndRecentThenFloorBeforeDelete(t *testing.T) {
 	// Everything but `recent` is older than the grace period.
 	clock := func() time.Time { return now.Add(time.Hour) }
 	future := now.Add(2 * time.Hour)
-	require.NoError(t, filepath.Walk(filepath.Join(f.root, filepath.FromSlash(recent.ObjectPrefix)), func(path string, fi os.FileInfo, err error) error {
+	require.NoError(t, filepath.Walk(filepath.Join(f.root, filepath.FromSlash(dir(recent))), func(path string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
 			return os.Chtimes(path, future, future)
 		}
@@ -140,7 +144,7 @@ func TestGCKeepsProtectedAndRecentThenFloorBeforeDelete(t *testing.T) {
 	}
 	has := func(p publish.Pointer) bool {
 		for k := range left {
-			if len(k) >= len(p.ObjectPrefix) && k[:len(p.ObjectPrefix)] == p.ObjectPrefix {
+			if strings.HasPrefix(k+"/", dir(p)) {
 				return true
 			}
 		}
@@ -181,7 +185,7 @@ func TestRevalidationFailureBlocksPruning(t *testing.T) {
 	f.publish(f.snap(10))
 	p := f.snap(20)
 	f.publish(p)
-	require.NoError(t, os.Remove(filepath.Join(f.root, filepath.FromSlash(path.Join(p.ObjectPrefix, snapshot.ManifestObject)))))
+	require.NoError(t, os.Remove(filepath.Join(f.root, filepath.FromSlash(p.Root()+"/batch-oplog/"+p.SnapshotID+"/"+batchsnap.ManifestObject))))
 	rep, err := f.run(Options{Prefix: "snaps/m", Prune: true})
 	require.NoError(t, err)
 	require.Contains(t, rep.Skipped, "failed validation")
@@ -223,7 +227,7 @@ func TestLostLeaseStopsGC(t *testing.T) {
 	rep, err := Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", GC: true, Prune: true, Grace: time.Minute, Now: later, Lease: l})
 	require.ErrorIs(t, err, ErrLeaseLost)
 	require.Zero(t, rep.GCGroups)
-	_, err = f.st.Head(ctxT(t), path.Join(old.ObjectPrefix, snapshot.DescriptorName))
+	_, err = f.st.Head(ctxT(t), old.DescriptorKey)
 	require.NoError(t, err, "the unprotected group is still there")
 }
 
@@ -234,7 +238,7 @@ func TestFloorNeverMovesOntoACorruptSnapshot(t *testing.T) {
 	safe := f.snap(10)
 	f.publish(safe)
 	f.publish(f.snap(20))
-	chunk := filepath.Join(f.root, filepath.FromSlash(path.Join(safe.ObjectPrefix, snapshot.SegmentsObject)))
+	chunk := filepath.Join(f.root, filepath.FromSlash(dir(safe)+batchsnap.SegmentsObject))
 	data, err := os.ReadFile(chunk)
 	require.NoError(t, err)
 	data[len(data)/2] ^= 0x20 // same length: only a complete read can tell

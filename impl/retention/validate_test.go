@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/impl/publish"
-	"github.com/oplogha/oplogha/impl/snapshot"
 )
 
 // Every way the snapshot the floor would move onto can be damaged stops
@@ -20,7 +20,7 @@ import (
 // damage is done behind the store (the file under the local store's root).
 func TestEveryValidationFailureKeepsTheFloor(t *testing.T) {
 	file := func(f *fixture, p publish.Pointer, name string) string {
-		return filepath.Join(f.root, filepath.FromSlash(path.Join(p.ObjectPrefix, name)))
+		return filepath.Join(f.root, filepath.FromSlash(dir(p)+name))
 	}
 	type damage func(t *testing.T, f *fixture, p publish.Pointer)
 	rewrite := func(name string, edit func(t *testing.T, b []byte) []byte) damage {
@@ -42,15 +42,15 @@ func TestEveryValidationFailureKeepsTheFloor(t *testing.T) {
 	flip := func(_ *testing.T, b []byte) []byte { b[len(b)/2] ^= 0x20; return b }
 	garbage := func(*testing.T, []byte) []byte { return []byte("{not json") }
 	cases := map[string]damage{
-		"descriptor missing":              remove(snapshot.DescriptorName),
-		"descriptor garbage":              rewrite(snapshot.DescriptorName, garbage),
-		"descriptor disagrees":            rewrite(snapshot.DescriptorName, replace(`"producer_view_version": 1`, `"producer_view_version": 2`)),
-		"manifest missing":                remove(snapshot.ManifestObject),
-		"manifest garbage":                rewrite(snapshot.ManifestObject, garbage),
-		"manifest disagrees":              rewrite(snapshot.ManifestObject, replace(`"snapshot_id": "0`, `"snapshot_id": "9`)),
-		"payload object missing":          remove(snapshot.SegmentsObject),
-		"payload object truncated":        rewrite(snapshot.SegmentsObject, func(_ *testing.T, b []byte) []byte { return b[:len(b)-1] }),
-		"payload object same size, other": rewrite(snapshot.SegmentsObject, flip),
+		"descriptor missing":              remove(batchsnap.DescriptorObject),
+		"descriptor garbage":              rewrite(batchsnap.DescriptorObject, garbage),
+		"descriptor disagrees":            rewrite(batchsnap.DescriptorObject, replace(`"producer_view_version":1`, `"producer_view_version":2`)),
+		"manifest missing":                remove(batchsnap.ManifestObject),
+		"manifest garbage":                rewrite(batchsnap.ManifestObject, garbage),
+		"manifest disagrees":              rewrite(batchsnap.ManifestObject, replace(`"last_included_seq":`, `"last_included_seq":9`)),
+		"payload object missing":          remove(batchsnap.SegmentsObject),
+		"payload object truncated":        rewrite(batchsnap.SegmentsObject, func(_ *testing.T, b []byte) []byte { return b[:len(b)-1] }),
+		"payload object same size, other": rewrite(batchsnap.SegmentsObject, flip),
 	}
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestGCKeepsAGroupAtTheNewestBatch(t *testing.T) {
 	rep, err := f.run(Options{Prefix: "snaps/m", GC: true, Now: func() time.Time { return time.Now().Add(time.Hour) }})
 	require.NoError(t, err)
 	require.Zero(t, rep.GCGroups)
-	list, err := f.st.List(ctxT(t), twin.ObjectPrefix+"/")
+	list, err := f.st.List(ctxT(t), dir(twin))
 	require.NoError(t, err)
 	require.NotEmpty(t, list, "the twin at S_new's batch is kept")
 }

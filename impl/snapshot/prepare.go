@@ -129,6 +129,19 @@ func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
 	return p, nil
 }
 
+// CheckFile decode-checks every part of l in f, one after another: what
+// Prepare does alongside the encoder.
+func CheckFile(f *os.File, l *Layout) error {
+	var chunk batchsnap.ObjectChunk
+	var strs structpack.Strings
+	for _, part := range l.Parts() {
+		if err := checkPart(f, part, &chunk, &strs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkPart reads part back from f, holds it to its size and CRC32C, and
 // decodes it: segments, or a chunk of its index and count whose every object
 // the state model accepts.

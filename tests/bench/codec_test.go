@@ -14,6 +14,7 @@ import (
 	"github.com/OneOfOne/xxhash"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/impl/state"
@@ -101,22 +102,19 @@ func BenchmarkCodec(b *testing.B) {
 			}
 			defer f.Close()
 			t0 := time.Now()
-			l, err := snapshot.Encode(synthetic{n}, f, snapshot.DefaultChunkObjects)
+			keys := batchsnap.Artifacts("snapshots/codec", snapshot.NewID(1, 1).String())
+			l, err := snapshot.Encode(synthetic{n}, f, keys, snapshot.DefaultChunkObjects, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			enc := time.Since(t0)
-			if _, err := f.Seek(0, 0); err != nil {
-				b.Fatal(err)
-			}
 			t1 := time.Now()
-			_, st, err := snapshot.Decode(bufio.NewReaderSize(f, 1<<20), snapshot.Visitor{})
-			if err != nil {
+			if err := snapshot.CheckFile(f, l); err != nil {
 				b.Fatal(err)
 			}
 			dec := time.Since(t1)
-			if st.Objects != uint64(n) {
-				b.Fatalf("decoded %d objects, want %d", st.Objects, n)
+			if l.Objects != uint64(n) {
+				b.Fatalf("encoded %d objects, want %d", l.Objects, n)
 			}
 			os.Remove(f.Name())
 			rss := peakRSS()

@@ -95,17 +95,17 @@ func oplogOf(ctx context.Context, b *testing.B, w *world, use string, n int) *lo
 // writeSnapshot writes a complete snapshot group of c (not published).
 func writeSnapshot(ctx context.Context, b *testing.B, w *world, ks keyspace.Keyspace, c snapshot.Source, view uint64) publish.Pointer {
 	b.Helper()
-	id := snapshot.NewID(c.Cursor().BatchID, 0x42)
-	prefix := path.Join("snapshots", path.Base(ks.Root()), id.String())
-	prep, err := snapshot.Prepare(c, snapshot.PrepareSpec{ID: id, Prefix: prefix, View: view, WorkDir: b.TempDir()})
+	prep, err := snapshot.Prepare(c, snapshot.PrepareSpec{Root: path.Join("snapshots", path.Base(ks.Root())), ID: snapshot.NewID(c.Cursor().BatchID, 0x42),
+		View: int64(view), WorkDir: b.TempDir(), ChunkObjects: snapshot.DefaultChunkObjects})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer prep.Close()
-	if _, err := snapshot.Write(ctx, w.store, w.trust, prefix, prep.File, prep.Layout, prep.Manifest, prep.Descriptor, snapshot.WriteOptions{}); err != nil {
+	written, err := snapshot.Write(ctx, w.store, w.trust, prep, snapshot.WriteOptions{})
+	if err != nil {
 		b.Fatal(err)
 	}
-	return publish.FromDescriptor(prep.Descriptor)
+	return written.Pointer
 }
 
 // counts are the etcd requests a countingKV saw.

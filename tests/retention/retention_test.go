@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/crc64nvme"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/impl/objstore"
@@ -19,7 +20,6 @@ import (
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/retention"
 	"github.com/oplogha/oplogha/impl/snapshot"
-	"github.com/oplogha/oplogha/impl/state"
 )
 
 func opts(grace time.Duration) retention.Options {
@@ -45,7 +45,10 @@ func TestGCDeletesOnlyWhatNobodyProtects(t *testing.T) {
 	wd.puts(5)
 	inFlight := wd.snap()
 	notes := path.Join(storePrefix, "notes", "readme")
-	require.NoError(t, wd.st.PutIfAbsent(ctxT(t), notes, strings.NewReader("x"), 1, crc64nvme.Checksum([]byte("x"))))
+	require.NoError(t, wd.st.PutIfAbsent(ctxT(t), notes, strings.NewReader("x"), 1, batchsnap.CRC32C([]byte("x"))))
+	// A folder under batch-oplog/ whose name is no snapshot id.
+	stray := batchsnap.ArtifactRoot(storePrefix) + "notes/readme"
+	require.NoError(t, wd.st.PutIfAbsent(ctxT(t), stray, strings.NewReader("x"), 1, batchsnap.CRC32C([]byte("x"))))
 
 	rep, err := wd.cycle(t, wd.st, opts(grace))
 	require.NoError(t, err)
@@ -63,6 +66,8 @@ func TestGCDeletesOnlyWhatNobodyProtects(t *testing.T) {
 		require.NotContains(t, left, gone.SnapshotID)
 	}
 	require.Contains(t, left, "notes", "a folder that is not a snapshot id is never touched")
+	_, err = wd.st.Head(ctxT(t), notes)
+	require.NoError(t, err, "nor an object outside batch-oplog/")
 
 	require.Equal(t, sSafe.LastIncludedBatchID, rep.Floor)
 	require.Equal(t, sSafe.LastIncludedBatchID, wd.floor())
@@ -133,7 +138,7 @@ func TestPartialGCFailureIsRetriedAndNeverBlocksPruning(t *testing.T) {
 	require.NotContains(t, mid, b.SnapshotID)
 	require.Contains(t, mid, a.SnapshotID, "the half-deleted group is still listed")
 	require.Less(t, mid[a.SnapshotID], before[a.SnapshotID])
-	_, err = wd.st.Head(ctxT(t), path.Join(a.ObjectPrefix, snapshot.DescriptorName))
+	_, err = wd.st.Head(ctxT(t), a.DescriptorKey)
 	require.NoError(t, err, "its descriptor went last, so it is still there")
 
 	rep, err = wd.cycle(t, flaky, opts(grace))
@@ -249,14 +254,11 @@ func TestAppendsDuringRetentionAreNeverDeleted(t *testing.T) {
 
 	o, err := publish.Observe(ctxT(t), wd.cli, wd.ks)
 	require.NoError(t, err)
-	got := state.NewBuilder()
-	_, _, h, err := snapshot.Open(ctxT(t), wd.st, o.Latest.Pointer.ObjectPrefix, snapshot.Visitor{Segment: got.AddSegment, Object: got.AddObject})
+	h, s, _, err := snapshot.OpenState(ctxT(t), wd.st, *o.Latest.Pointer)
 	require.NoError(t, err)
-	s, err := got.Finish(h.Cursor)
+	_, err = (&oplog.Reader{KV: wd.cli, Keyspace: wd.ks}).Scan(ctxT(t), h.Descriptor.Cursor(), s.Apply)
 	require.NoError(t, err)
-	_, err = (&oplog.Reader{KV: wd.cli, Keyspace: wd.ks}).Scan(ctxT(t), h.Cursor, s.Apply)
-	require.NoError(t, err)
-	require.Equal(t, wd.want.Digest(), s.Digest(), fmt.Sprintf("latest at batch %d plus the suffix", h.Cursor.BatchID))
+	require.Equal(t, wd.want.Digest(), s.Digest(), fmt.Sprintf("latest at batch %d plus the suffix", h.Descriptor.LastIncludedBatchID))
 }
 
 // A failed floor CAS deletes nothing; a failed range delete after the floor

@@ -7,9 +7,6 @@ package retention
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +19,7 @@ import (
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
@@ -45,9 +43,10 @@ type world struct {
 	srv   *s3server.Server
 	w     *oplog.Writer
 
-	mu   sync.Mutex
-	want *state.State
-	n    int
+	mu    sync.Mutex
+	want  *state.State
+	n     int
+	lease int64 // the last maintenance lease a snapshot was made under: each its own
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -122,20 +121,17 @@ func (wd *world) snap() publish.Pointer {
 	capture := wd.want.Capture()
 	cur := wd.w.Prefix()
 	wd.mu.Unlock()
-	file, err := os.Create(filepath.Join(t.TempDir(), "payload"))
+	wd.mu.Lock()
+	wd.lease++
+	lease := wd.lease
+	wd.mu.Unlock()
+	p, err := snapshot.Prepare(capture, snapshot.PrepareSpec{Root: storePrefix, ID: snapshot.NewID(cur.BatchID, lease), View: int64(wd.w.View()),
+		WorkDir: t.TempDir(), ChunkObjects: 64})
 	require.NoError(t, err)
-	defer file.Close()
-	l, err := snapshot.Encode(capture, file, 64)
+	defer p.Close()
+	w, err := snapshot.Write(ctxT(t), wd.st, wd.trust, p, snapshot.WriteOptions{})
 	require.NoError(t, err)
-	id := snapshot.NewID(cur.BatchID, 0x51)
-	prefix := path.Join(storePrefix, id.String())
-	m := snapshot.NewManifest(id.String(), wd.w.View(), 64, l)
-	d := snapshot.Descriptor{SnapshotID: id.String(), SchemaVersion: 1, LastIncludedSeq: cur.LastSeq, LastIncludedBatchID: cur.BatchID,
-		ProducerViewVersion: wd.w.View(), PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size),
-		ManifestKey: path.Join(prefix, snapshot.ManifestObject), ObjectPrefix: prefix, CreatedAtMS: time.Now().UnixMilli()}
-	_, err = snapshot.Write(ctxT(t), wd.st, wd.trust, prefix, file, l, m, d, snapshot.WriteOptions{})
-	require.NoError(t, err)
-	return publish.FromDescriptor(d)
+	return w.Pointer
 }
 
 // publish runs the dual-pointer CAS for p under a fresh maintenance lease.
@@ -173,11 +169,12 @@ func (wd *world) published(n int) publish.Pointer {
 
 // groups lists the snapshot ids under the dedicated prefix.
 func (wd *world) groups() map[string]int {
-	list, err := wd.st.List(ctxT(wd.t), storePrefix+"/")
+	groups := batchsnap.ArtifactRoot(storePrefix)
+	list, err := wd.st.List(ctxT(wd.t), groups)
 	require.NoError(wd.t, err)
 	out := map[string]int{}
 	for _, o := range list {
-		rest := o.Key[len(storePrefix)+1:]
+		rest := o.Key[len(groups):]
 		if id, _, ok := strings.Cut(rest, "/"); ok {
 			out[id]++
 		}

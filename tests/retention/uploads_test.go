@@ -3,7 +3,6 @@ package retention
 import (
 	"bytes"
 	"net/url"
-	"path"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/snapshot"
 	"github.com/oplogha/oplogha/tests/s3store"
@@ -33,7 +33,7 @@ func TestGCAbortsUnfinishedUploads(t *testing.T) {
 		BucketLookup: minio.BucketLookupPath, Transport: cfg.Transport})
 	require.NoError(t, err)
 	start := func(batch uint64) string {
-		key := path.Join(storePrefix, snapshot.NewID(batch, 0x99).String(), snapshot.ChunkObject(0))
+		key := batchsnap.Artifacts(storePrefix, snapshot.NewID(batch, 0x99).String()).ObjectChunk(0)
 		id, err := core.NewMultipartUpload(ctxT(t), "snapshots", key, minio.PutObjectOptions{})
 		require.NoError(t, err)
 		part := bytes.Repeat([]byte{7}, 5<<20)

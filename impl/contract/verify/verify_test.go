@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,10 +34,11 @@ func ctxT(t *testing.T) context.Context {
 // (never through the implementation's writers): batches of two entries,
 // batch i holding seqs 2i-1 and 2i.
 type ns struct {
-	t   *testing.T
-	cli *clientv3.Client
-	ks  keyspace.Keyspace
-	st  *localdir.Store
+	t     *testing.T
+	cli   *clientv3.Client
+	ks    keyspace.Keyspace
+	st    *localdir.Store
+	lease int64 // the last maintenance lease a snapshot was made under: each its own
 }
 
 func newNS(t *testing.T, cli *clientv3.Client, cluster string) *ns {
@@ -82,20 +82,16 @@ func (n *ns) snapshot(b uint64) publish.Pointer {
 	t := n.t
 	s, err := state.NewBuilder().Finish(state.Cursor{BatchID: b, Seq: 2 * b})
 	require.NoError(t, err)
-	file, err := os.Create(filepath.Join(t.TempDir(), "payload"))
+	p, err := snapshot.Prepare(s.Capture(), snapshot.PrepareSpec{Root: "snaps/" + n.ks.ClusterID(), ID: snapshot.NewID(b, n.nextLease()), View: 1,
+		WorkDir: t.TempDir(), ChunkObjects: 8, CreatedAt: time.UnixMilli(1)})
 	require.NoError(t, err)
-	defer file.Close()
-	l, err := snapshot.Encode(s.Capture(), file, 8)
+	defer p.Close()
+	w, err := snapshot.Write(ctxT(t), n.st, objstore.Trust{}, p, snapshot.WriteOptions{})
 	require.NoError(t, err)
-	id := snapshot.NewID(b, 1)
-	prefix := path.Join("snaps", n.ks.ClusterID(), id.String())
-	m := snapshot.NewManifest(id.String(), 1, 8, l)
-	d := snapshot.Descriptor{SnapshotID: id.String(), SchemaVersion: 1, LastIncludedSeq: 2 * b, LastIncludedBatchID: b, ProducerViewVersion: 1,
-		PayloadChecksum: l.Checksum(), PayloadSize: uint64(l.Size), ManifestKey: path.Join(prefix, snapshot.ManifestObject), ObjectPrefix: prefix, CreatedAtMS: 1}
-	_, err = snapshot.Write(ctxT(t), n.st, objstore.Trust{}, prefix, file, l, m, d, snapshot.WriteOptions{})
-	require.NoError(t, err)
-	return publish.FromDescriptor(d)
+	return w.Pointer
 }
+
+func (n *ns) nextLease() int64 { n.lease++; return n.lease }
 
 func (n *ns) pointer(key string, p publish.Pointer) {
 	v, err := p.Encode()
@@ -217,9 +213,9 @@ func TestEveryViolationIsNamed(t *testing.T) {
 		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "newer than the current view 1"},
 		{"pointer outside the root", func(n *ns) {
 			p := n.snapshot(4)
-			p.ObjectPrefix = "elsewhere/" + p.SnapshotID
+			p.DescriptorKey = batchsnap.Artifacts("elsewhere", p.SnapshotID).Descriptor()
 			n.pointer(n.ks.SnapshotLatest(), p)
-		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "outside the cluster's object root"},
+		}, func(ks keyspace.Keyspace) string { return ks.SnapshotLatest() }, "outside the cluster's snapshot root"},
 		{"snapshot object corrupt", func(n *ns) {
 			p := n.snapshot(4)
 			n.pointer(n.ks.SnapshotLatest(), p)
