@@ -3,6 +3,7 @@
 //
 //	oplogctl legacy inspect DIR [--json]    what an import of a legacy snapshot would bring in; writes nothing
 //	oplogctl reset check|delete|new-namespace  destructive reset of a cluster namespace
+//	oplogctl snapshot inspect …             one batch-OpLog snapshot: identity, objects, checksums (--json: its content)
 //	oplogctl verify --etcd URLS --cluster-id C  judge a live namespace: OpLog, prefix, floor, pointers, objects
 //
 // Exit status: 0 done; 1 the command ran and its verdict is a failure (or it
@@ -30,6 +31,7 @@ func commands() []command {
 	return []command{
 		{"legacy", legacyUsage, runLegacy},
 		{"reset", resetUsage, runReset},
+		{"snapshot", snapshotUsage, runSnapshot},
 		{"verify", verifyUsage, runVerify},
 	}
 }

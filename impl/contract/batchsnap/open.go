@@ -80,6 +80,7 @@ type Head struct {
 	Descriptor    Descriptor
 	DescriptorRaw []byte
 	Manifest      Manifest
+	ManifestRaw   []byte
 	Root          string
 	Keys          ArtifactKeyspace
 }
@@ -165,6 +166,7 @@ func openHead(ctx context.Context, g contract.ObjectGetter, key string, raw []by
 	if err != nil {
 		return h, fmt.Errorf("manifest: %w", err)
 	}
+	h.ManifestRaw = mraw
 	m, err := DecodeManifest(mraw)
 	if err != nil {
 		return h, fmt.Errorf("manifest %s: %w", d.ManifestKey, err)
@@ -184,8 +186,11 @@ func openHead(ctx context.Context, g contract.ObjectGetter, key string, raw []by
 	return h, nil
 }
 
-// Visitor receives what ReadContent decodes. Either may be nil.
+// Visitor receives what ReadContent decodes. Any may be nil.
 type Visitor struct {
+	// Stored is called with each object's bytes once they are verified,
+	// before they are decoded (segments.bin, then each chunk).
+	Stored func(key string, data []byte)
 	// Segments is called once, first.
 	Segments func(segs []SegmentInfo) error
 	// Chunk is called for each chunk in order; c and what it holds are
@@ -202,6 +207,9 @@ func (h *Head) ReadContent(ctx context.Context, g contract.ObjectGetter, v Visit
 	raw, err := ReadObject(ctx, g, m.Segments)
 	if err != nil {
 		return fmt.Errorf("segments: %w", err)
+	}
+	if v.Stored != nil {
+		v.Stored(m.Segments.Key, raw)
 	}
 	segs, err := DecodeSegments(raw)
 	if err != nil {
@@ -242,6 +250,9 @@ func (h *Head) ReadContent(ctx context.Context, g contract.ObjectGetter, v Visit
 		}
 		if f.err != nil {
 			return fmt.Errorf("object chunk %d: %w", c.ChunkIndex, f.err)
+		}
+		if v.Stored != nil {
+			v.Stored(c.Key, f.data)
 		}
 		if err := DecodeObjectChunkInto(f.data, c.ChunkIndex, c.ObjectCount, &chunk, &strs); err != nil {
 			return fmt.Errorf("object chunk %s: %w", c.Key, err)

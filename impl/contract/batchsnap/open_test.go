@@ -250,3 +250,65 @@ func TestPointerRoundTrip(t *testing.T) {
 }
 
 func jsonNumber(v uint32) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestInspectEqualsExpected: the view Inspect builds of upstream's snapshot
+// directory is expected.json's, member for member: the capture and
+// writer arguments it shows, the decoded segments and objects (the same for
+// both variants), and each variant's descriptor, manifest and files.
+func TestInspectEqualsExpected(t *testing.T) {
+	raw, err := os.ReadFile(vectortest.Path("snapshot/directory/expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&exp); err != nil {
+		t.Fatal(err)
+	}
+	variants := exp["variants"].(map[string]any)
+	for name, vv := range variants {
+		t.Run(name, func(t *testing.T) {
+			variant := vv.(map[string]any)
+			g := dirGetter(vectortest.Path("snapshot/directory/" + variant["directory"].(string)))
+			h, err := OpenHeadAt(context.Background(), g, Artifacts(exp["snapshot_root"].(string), exp["snapshot_id"].(string)).Descriptor())
+			if err != nil {
+				t.Fatal(err)
+			}
+			view, err := Inspect(context.Background(), g, h, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc, _ := json.Marshal(view)
+			var got map[string]any
+			d := json.NewDecoder(bytes.NewReader(enc))
+			d.UseNumber()
+			if err := d.Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{}
+			for k, v := range exp {
+				if k != "variants" {
+					want[k] = v
+				}
+			}
+			for _, k := range []string{"descriptor", "manifest", "files"} {
+				want[k] = variant[k]
+			}
+			if !equalJSON(got, want) {
+				for k := range want {
+					if !equalJSON(got[k], want[k]) {
+						gj, _ := json.Marshal(got[k])
+						wj, _ := json.Marshal(want[k])
+						t.Errorf("%s:\n got %s\nwant %s", k, gj, wj)
+					}
+				}
+				for k := range got {
+					if _, ok := want[k]; !ok {
+						t.Errorf("%s: not in expected.json", k)
+					}
+				}
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 func read[T any](t testing.TB, file string) []T { return vectortest.Read[T](t, "snapshot/"+file) }
 
-func b64(t testing.TB, s string) []byte { return vectortest.B64(t, s) }
+func vb64(t testing.TB, s string) []byte { return vectortest.B64(t, s) }
 
 func TestControlKeyVectors(t *testing.T) {
 	type row struct {
@@ -111,7 +111,7 @@ func TestCRC32CVectors(t *testing.T) {
 		CRC32C   uint32 `json:"crc32c"`
 	}
 	for _, v := range read[row](t, "crc32c.jsonl") {
-		data := b64(t, v.BytesB64)
+		data := vb64(t, v.BytesB64)
 		if got := CRC32C(data); got != v.CRC32C {
 			t.Errorf("%s: CRC32C %08x, want %08x", v.Name, got, v.CRC32C)
 		}
@@ -189,7 +189,7 @@ type metadataVector[T any] struct {
 
 func TestDescriptorVectors(t *testing.T) {
 	for _, v := range read[metadataVector[descriptorJSON]](t, "descriptors.jsonl") {
-		want := b64(t, v.ValueB64)
+		want := vb64(t, v.ValueB64)
 		d := v.Input.descriptor()
 		got, err := d.Encode()
 		if err != nil || !bytes.Equal(got, want) {
@@ -207,7 +207,7 @@ func TestDescriptorVectors(t *testing.T) {
 
 func TestManifestVectors(t *testing.T) {
 	for _, v := range read[metadataVector[manifestJSON]](t, "manifests.jsonl") {
-		want := b64(t, v.ValueB64)
+		want := vb64(t, v.ValueB64)
 		m := v.Input.manifest()
 		got, err := m.Encode()
 		if err != nil || !bytes.Equal(got, want) {
@@ -312,7 +312,7 @@ func TestLenientMetadataVectors(t *testing.T) {
 		default:
 			t.Fatalf("%s: type %q", v.Name, v.Type)
 		}
-		if want := b64(t, v.CanonicalValueB64); !bytes.Equal(got, want) {
+		if want := vb64(t, v.CanonicalValueB64); !bytes.Equal(got, want) {
 			t.Errorf("%s: re-encoded %s, upstream %s", v.Name, got, want)
 		}
 	}
@@ -440,9 +440,9 @@ func (v *binaryVector) chunk(t testing.TB) ObjectChunk {
 
 // variants runs f on the NDEBUG bytes and on the type-literal bytes.
 func (v *binaryVector) variants(t *testing.T, f func(t *testing.T, literal bool, data []byte, size int, crc uint32)) {
-	t.Run(v.Name+"/ndebug", func(t *testing.T) { f(t, false, b64(t, v.BytesB64), v.StoredSize, v.CRC32C) })
+	t.Run(v.Name+"/ndebug", func(t *testing.T) { f(t, false, vb64(t, v.BytesB64), v.StoredSize, v.CRC32C) })
 	t.Run(v.Name+"/type_literal", func(t *testing.T) {
-		f(t, true, b64(t, v.BytesB64TypeLiteral), v.StoredSizeTypeLiteral, v.CRC32CTypeLiteral)
+		f(t, true, vb64(t, v.BytesB64TypeLiteral), v.StoredSizeTypeLiteral, v.CRC32CTypeLiteral)
 	})
 }
 
@@ -523,7 +523,7 @@ func TestBadChunkVectors(t *testing.T) {
 		DecodedObjects      []objectJSON `json:"decoded_objects"`
 	}
 	for _, v := range read[row](t, "bad-chunks.jsonl") {
-		for _, data := range [][]byte{b64(t, v.BytesB64), b64(t, v.BytesB64TypeLiteral)} {
+		for _, data := range [][]byte{vb64(t, v.BytesB64), vb64(t, v.BytesB64TypeLiteral)} {
 			var err error
 			var got any
 			switch v.Artifact {
