@@ -1,0 +1,88 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/impl/contract"
+)
+
+func memPut(key, endpoint string, offset, length uint64) contract.Entry {
+	p, err := contract.EncodeMetadataPayload(contract.MetadataPayload{Size: length, Replicas: []contract.ReplicaDescriptor{{ID: 1,
+		Variant: contract.MemoryDescriptor{Buffer: contract.BufferDescriptor{Size: length, BufferAddress: offset, TransportEndpoint: endpoint}},
+		Status:  contract.ReplicaComplete}}})
+	if err != nil {
+		panic(err)
+	}
+	return contract.Entry{Op: contract.OpPutEnd, Tenant: "t", Key: key, Payload: p}
+}
+
+func TestOverlaps(t *testing.T) {
+	s := New()
+	require.NoError(t, s.Apply(one(s.Cursor(), memPut("a", "seg-1", 0, 100))))
+	require.NoError(t, s.Apply(one(s.Cursor(), memPut("b", "seg-1", 100, 100)))) // adjacent: no overlap
+	require.NoError(t, s.Apply(one(s.Cursor(), memPut("c", "seg-2", 50, 100))))  // another segment
+	require.Empty(t, s.Overlaps())
+	require.NoError(t, s.Apply(one(s.Cursor(), memPut("d", "seg-1", 150, 10))))
+	got := s.OverlapsOf([]ObjectKey{Key("t", "d")})
+	require.Len(t, got, 1)
+	require.Equal(t, Key("t", "b"), got[0].B)
+	require.Equal(t, "t/d [150, 160) and t/b [100, 200) on segment seg-1", got[0].String())
+	require.Len(t, s.Overlaps(), 1, "each pair once")
+
+	// Removing b frees its range; d alone holds it.
+	require.NoError(t, s.Apply(one(s.Cursor(), remove("b"))))
+	require.Empty(t, s.Overlaps())
+	// A replaced object keeps only its new replicas.
+	require.NoError(t, s.Apply(one(s.Cursor(), memPut("a", "seg-1", 150, 1))))
+	require.Len(t, s.OverlapsOf([]ObjectKey{Key("t", "a")}), 1)
+	require.NoError(t, s.Apply(one(s.Cursor(), memPut("a", "seg-1", 0, 100))))
+	require.Empty(t, s.Overlaps())
+}
+
+// Apply's rules beyond the vectors: continuity, atomic refusal, an
+// undecodable payload stores empty metadata, segments by endpoint.
+func TestApplyRules(t *testing.T) {
+	s := New()
+	err := s.Apply(contract.Batch{ID: 2, FirstSeq: 1, LastSeq: 1, Entries: []contract.Entry{remove("x")}})
+	require.ErrorIs(t, err, ErrDiscontinuous)
+	err = s.Apply(contract.Batch{ID: 1, FirstSeq: 1, LastSeq: 2, Entries: []contract.Entry{remove("x")}})
+	require.ErrorIs(t, err, ErrDiscontinuous)
+
+	err = s.Apply(contract.Batch{ID: 1, FirstSeq: 1, LastSeq: 2, Entries: []contract.Entry{put("a", 1), {Op: 9, Key: "z"}}})
+	require.ErrorIs(t, err, ErrRejected)
+	require.Contains(t, err.Error(), "unsupported op_type=9")
+	n, _ := s.Len()
+	require.Zero(t, n, "nothing of a refused batch applies")
+	long := make([]byte, contract.MaxObjectKeySize+1)
+	err = s.Apply(one(s.Cursor(), contract.Entry{Op: contract.OpRemove, Key: string(long)}))
+	require.ErrorIs(t, err, ErrRejected)
+	require.Contains(t, err.Error(), "object_key too large")
+
+	require.NoError(t, s.Apply(one(s.Cursor(), contract.Entry{Op: contract.OpPutEnd, Tenant: "default", Key: "junk", Payload: []byte{1, 2, 3}})))
+	o, ok := s.Object("", "junk")
+	require.True(t, ok)
+	require.True(t, o.Equal(Object{}))
+	require.Equal(t, PinUnset, o.HardPinned)
+
+	mount := contract.EncodeSegmentMountOp(contract.SegmentMountOp{SegmentName: "n", TransportEndpoint: "ep", Capacity: 10, IsMemorySegment: true})
+	require.NoError(t, s.Apply(one(s.Cursor(), contract.Entry{Op: contract.OpSegmentMount, Key: "by-name", Payload: mount})))
+	seg, ok := s.Segment("ep")
+	require.True(t, ok)
+	require.Equal(t, "memory", seg.Kind())
+	require.NoError(t, s.Apply(one(s.Cursor(), contract.Entry{Op: contract.OpSegmentMount, Key: "x", Payload: []byte("not a payload")})))
+	_, nSeg := s.Len()
+	require.Equal(t, 1, nSeg, "an undecodable segment payload changes nothing")
+	require.Equal(t, contract.Cursor{BatchID: 3, Seq: 3}, s.Cursor())
+
+	c := s.Clone()
+	require.NoError(t, c.Apply(one(c.Cursor(), remove("junk"))))
+	_, ok = s.Object("", "junk")
+	require.True(t, ok, "a clone is independent")
+
+	_, err = FromSnapshot(contract.Cursor{BatchID: 1}, nil, nil)
+	require.ErrorIs(t, err, ErrCursor)
+	_, err = FromSnapshot(contract.Cursor{}, nil, map[ObjectKey]Object{{Tenant: "", Key: "k"}: {}, {Tenant: "default", Key: "k"}: {}})
+	require.ErrorIs(t, err, ErrSnapshot)
+}
