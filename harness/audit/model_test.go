@@ -247,3 +247,32 @@ func TestDurableAcknowledgementFailsOutOfOrder(t *testing.T) {
 	require.False(t, res.Pass)
 	require.Contains(t, evidence0(res), "[ack-order] t/a: remove acknowledged at 0.000s by master-0 is seq 4, after the put invoked at 0.000s (by master-0) at seq 2")
 }
+
+// A history that starts from a legacy import: the model has no start for
+// the imported snapshot yet (the snapshot half), so recovered-state and
+// convergence say they did not judge against it rather than pass on it
+// or fail it; acknowledgements after the import are found as usual.
+func TestModelAuditsOnAnImportedHistory(t *testing.T) {
+	r := importHistory(t, nil) // batches 2 and 3: REMOVE t/k each
+	r.appendEntries(putEntry("after", "10.0.0.1:7000", 0, 10))
+	in := r.input()
+	n := Node{Name: "master-0", Running: true, State: client.State{Cursor: client.Cursor{BatchID: 4, Seq: importSeq + 3}, Digest: "sha256:x", Objects: 3}}
+	in.Nodes = []Node{n}
+	res := RecoveredState(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Contains(t, res.Summary, "not judged: nodes whose history starts from a legacy import")
+	res = Convergence(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Contains(t, res.Summary, "not judged against the model")
+	require.Contains(t, res.Summary, "the history starts from a legacy import at batch 1 seq 5000")
+
+	in.Ops = []history.Op{ack(history.Put, "after", 4, importSeq+3, 1, 2)}
+	in.Ops[0].Size = 10
+	res = DurableAcknowledgement(in)
+	require.True(t, res.Pass, evidence0(res))
+	in.Ops[0].Seq = importSeq // the import's own seq: not an entry of the lineage
+	in.Ops[0].BatchID = 1
+	res = DurableAcknowledgement(in)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "seq 5000 is not in the durable history's lineage (it starts at batch 1 seq 5000, import)")
+}
