@@ -39,19 +39,21 @@ func RecoveredState(in *Input) Result {
 	states := map[contract.Cursor]*model.State{}
 	unknown := map[contract.Cursor]error{}
 	applied := 0
+	var buffers *model.Buffers // the live objects' buffer replicas, following the walk
 	d.Walk(modelStart(in), func(m model.Move, s *model.State, err error) bool {
-		if s != nil {
-			switch m.Kind {
-			case model.MoveAppend:
-				applied++
-				n["replicas-disjoint"]++
-				for _, o := range s.OverlapsOf(storedKeys(m.Batch)) {
-					ev.add("[replicas-disjoint] rev %d, batch %d: %s", m.Revision, m.Cursor.BatchID, o)
-				}
-			default:
-				for _, o := range s.Overlaps() {
-					ev.add("[replicas-disjoint] rev %d, the state the history starts from at %s: %s", m.Revision, m.Cursor, o)
-				}
+		switch {
+		case s == nil:
+			buffers = nil
+		case m.Kind == model.MoveAppend && buffers != nil:
+			applied++
+			n["replicas-disjoint"]++
+			for _, o := range buffers.Update(s, touchedKeys(m.Batch)) {
+				ev.add("[replicas-disjoint] rev %d, batch %d: %s", m.Revision, m.Cursor.BatchID, o)
+			}
+		default: // a start: the empty state, or an import's
+			buffers = model.NewBuffers(s)
+			for _, o := range buffers.Overlaps() {
+				ev.add("[replicas-disjoint] rev %d, the state the history starts from at %s: %s", m.Revision, m.Cursor, o)
 			}
 		}
 		if want[m.Cursor] {
@@ -126,11 +128,12 @@ func exposesState(n Node) bool {
 	return n.State.Digest != "" || n.State.Dump != nil || n.State.SegDump != nil
 }
 
-// storedKeys are the keys a batch stored an object under.
-func storedKeys(b *contract.Batch) []model.ObjectKey {
+// touchedKeys are the object keys a batch stores or erases.
+func touchedKeys(b *contract.Batch) []model.ObjectKey {
 	var out []model.ObjectKey
 	for _, e := range b.Entries {
-		if e.Op == contract.OpPutEnd {
+		switch e.Op {
+		case contract.OpPutEnd, contract.OpPutRevoke, contract.OpRemove:
 			out = append(out, model.Key(e.Tenant, e.Key))
 		}
 	}

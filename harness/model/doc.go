@@ -20,7 +20,8 @@
 //   - state.go: State, the content at a cursor (New, FromSnapshot, Clone);
 //   - digest.go: the contract's state digest, the one a node's /v1/state
 //     reports;
-//   - overlap.go: buffer replicas of live objects that share memory;
+//   - overlap.go: buffer replicas of live objects that share memory, and
+//     Buffers, the index that finds them batch by batch;
 //   - durable.go: the durable history of a run read from etcd's MVCC
 //     history (every move of the durable prefix with the batch that made
 //     it), and the state at any revision rebuilt from it.

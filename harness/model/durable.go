@@ -59,9 +59,10 @@ type Durable struct {
 // ReadDurable reads the moves of the durable prefix from the namespace's
 // MVCC history (events in revision order, as etcddump writes them);
 // injected are the revisions the harness wrote. A prefix value the
-// harness wrote that does not decode (garbage) is no move: the durable
-// history did not change, its record was damaged; one the system wrote is
-// a MoveOther.
+// harness wrote that does not decode (garbage), or that restores the
+// prefix there (a heal), is no move: the durable history did not change,
+// its record was damaged; any other prefix the harness wrote, and one the
+// system wrote that does not decode, is a MoveOther.
 func ReadDurable(ks contract.Keyspace, events []etcddump.Event, injected map[int64]bool) *Durable {
 	d := &Durable{}
 	batches := map[uint64][]byte{} // present batch records, as of the revision read
@@ -113,10 +114,14 @@ func ReadDurable(ks contract.Keyspace, events []etcddump.Event, injected map[int
 		}
 		c := contract.Cursor{BatchID: p.BatchID, Seq: p.LastSeq}
 		if prefix != nil && *prefix == c {
-			continue // the same prefix written again
+			continue // the same prefix written again (or restored by a heal)
 		}
 		m.Cursor = c
 		switch {
+		case m.Injected:
+			// No fault writes a valid prefix other than the one there; one
+			// that did would have made nothing durable.
+			m.Kind, m.Why = MoveOther, fmt.Sprintf("the harness wrote the durable prefix %s at rev %d", c, rev)
 		case c == contract.Cursor{}:
 			m.Kind = MoveInit
 		case imported && (prefix == nil || *prefix == contract.Cursor{}):

@@ -174,3 +174,23 @@ func TestMovesTheModelCannotFollow(t *testing.T) {
 	require.Equal(t, MoveOther, d.Moves[2].Kind)
 	require.Contains(t, d.Moves[2].Why, "not one batch up")
 }
+
+// A valid prefix the harness wrote over the real one made nothing
+// durable: the model does not follow it; the heal that restores the real
+// prefix is no move.
+func TestAPrefixTheHarnessWroteIsNoAppend(t *testing.T) {
+	h := newHist()
+	h.init()
+	h.append(t, put("a", 1))
+	h.rev++
+	h.put(h.ks.DurablePrefix(), contract.EncodeDurablePrefix(contract.DurablePrefix{BatchID: 9, LastSeq: 9}))
+	fault := h.rev
+	d := ReadDurable(h.ks, h.events, map[int64]bool{fault: true})
+	require.Equal(t, MoveOther, d.Moves[2].Kind)
+	require.Contains(t, d.Moves[2].Why, "the harness wrote the durable prefix batch 9 seq 9")
+
+	h.events = h.events[:len(h.events)-1]
+	h.put(h.ks.DurablePrefix(), []byte(`{"batch_id":1,"last_seq":1,"schema_version":1}`)) // the same prefix, restored
+	d = ReadDurable(h.ks, h.events, map[int64]bool{fault: true})
+	require.Len(t, d.Moves, 2)
+}

@@ -20,25 +20,35 @@ func memPut(key, endpoint string, offset, length uint64) contract.Entry {
 
 func TestOverlaps(t *testing.T) {
 	s := New()
-	require.NoError(t, s.Apply(one(s.Cursor(), memPut("a", "seg-1", 0, 100))))
-	require.NoError(t, s.Apply(one(s.Cursor(), memPut("b", "seg-1", 100, 100)))) // adjacent: no overlap
-	require.NoError(t, s.Apply(one(s.Cursor(), memPut("c", "seg-2", 50, 100))))  // another segment
-	require.Empty(t, s.Overlaps())
-	require.NoError(t, s.Apply(one(s.Cursor(), memPut("d", "seg-1", 150, 10))))
-	got := s.OverlapsOf([]ObjectKey{Key("t", "d")})
+	idx := NewBuffers(s)
+	step := func(e contract.Entry) []Overlap {
+		require.NoError(t, s.Apply(one(s.Cursor(), e)))
+		return idx.Update(s, []ObjectKey{Key(e.Tenant, e.Key)})
+	}
+	require.Empty(t, step(memPut("a", "seg-1", 0, 100)))
+	require.Empty(t, step(memPut("b", "seg-1", 100, 100)), "adjacent: no overlap")
+	require.Empty(t, step(memPut("c", "seg-2", 50, 100)), "another segment")
+	got := step(memPut("d", "seg-1", 150, 10))
 	require.Len(t, got, 1)
-	require.Equal(t, Key("t", "b"), got[0].B)
 	require.Equal(t, "t/d [150, 160) and t/b [100, 200) on segment seg-1", got[0].String())
 	require.Len(t, s.Overlaps(), 1, "each pair once")
+	all := idx.Overlaps()
+	require.Len(t, all, 1)
+	require.ElementsMatch(t, []ObjectKey{Key("t", "b"), Key("t", "d")}, []ObjectKey{all[0].A, all[0].B})
 
 	// Removing b frees its range; d alone holds it.
-	require.NoError(t, s.Apply(one(s.Cursor(), remove("b"))))
+	require.Empty(t, step(remove("b")))
 	require.Empty(t, s.Overlaps())
 	// A replaced object keeps only its new replicas.
-	require.NoError(t, s.Apply(one(s.Cursor(), memPut("a", "seg-1", 150, 1))))
-	require.Len(t, s.OverlapsOf([]ObjectKey{Key("t", "a")}), 1)
-	require.NoError(t, s.Apply(one(s.Cursor(), memPut("a", "seg-1", 0, 100))))
+	require.Len(t, step(memPut("a", "seg-1", 155, 1)), 1)
+	require.Empty(t, step(memPut("a", "seg-1", 0, 100)))
 	require.Empty(t, s.Overlaps())
+	// A long span found from far behind, and one inside another.
+	require.Len(t, step(memPut("big", "seg-2", 0, 1<<40)), 1)
+	require.Len(t, step(memPut("e", "seg-2", 1<<39, 1)), 1)
+	require.Len(t, s.Overlaps(), 2)
+	// A zero-length replica holds nothing.
+	require.Empty(t, step(memPut("z", "seg-1", 0, 0)))
 }
 
 // Apply's rules beyond the vectors: continuity, atomic refusal, an
