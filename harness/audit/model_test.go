@@ -62,8 +62,10 @@ func modelHistory() *revs {
 // shows it (CONTRACT.md), written out by hand.
 const finalDump = `{"role":"standby","cursor":{"batch_id":4,"seq":5},"objects":2,"segments":1,
  "dump":[
-  {"tenant":"t","key":"b","object":{"client_id":"1-2","size":50,"replicas":[{"id":7,"kind":"memory","segment":"10.0.0.1:7000","offset":100,"length":50,"status":"complete","protocol":"tcp"}]}},
-  {"tenant":"t","key":"c","object":{"client_id":"1-2","size":10,"replicas":[{"id":7,"kind":"memory","segment":"10.0.0.1:7000","length":10,"status":"complete","protocol":"tcp"}]}}],
+  {"tenant":"t","key":"b","object":{"client_id":"1-2","size":50,
+   "replicas":[{"id":7,"kind":"memory","segment":"10.0.0.1:7000","offset":100,"length":50,"status":"complete","protocol":"tcp"}]}},
+  {"tenant":"t","key":"c","object":{"client_id":"1-2","size":10,
+   "replicas":[{"id":7,"kind":"memory","segment":"10.0.0.1:7000","length":10,"status":"complete","protocol":"tcp"}]}}],
  "segment_dump":[{"endpoint":"10.0.0.1:7000","name":"seg","capacity":1048576,"kind":"memory"}]}`
 
 // modelNode is a node whose /v1/state dump is finalDump, with the digest
@@ -115,10 +117,12 @@ func TestRecoveredStateFailsANodeOffTheModel(t *testing.T) {
 		"invented": {func(n *Node) {
 			n.State.Dump = append(n.State.Dump, client.DumpedObject{Tenant: "t", Key: "a", Object: client.Object{Size: 100}})
 		}, "master-0: t/a present (size 100), which the durable history does not hold at batch 4 seq 5"},
-		"segment lost":         {func(n *Node) { n.State.SegDump = []client.Segment{} }, "master-0: segment 10.0.0.1:7000 missing"},
-		"segment changed":      {func(n *Node) { n.State.SegDump[0].Capacity = 1 }, "master-0: segment 10.0.0.1:7000 is {Endpoint:10.0.0.1:7000 Name:seg Capacity:1"},
-		"cursor never durable": {func(n *Node) { n.State.Cursor = client.Cursor{BatchID: 4, Seq: 9} }, "master-0 at batch 4 seq 9, which the durable prefix never reached"},
-		"not exposed":          {func(n *Node) { n.State = client.State{} }, "master-0: state not exposed (no digest, no dump): the model cannot judge it"},
+		"segment lost": {func(n *Node) { n.State.SegDump = []client.Segment{} }, "master-0: segment 10.0.0.1:7000 missing"},
+		"segment changed": {func(n *Node) { n.State.SegDump[0].Capacity = 1 },
+			"master-0: segment 10.0.0.1:7000 is {Endpoint:10.0.0.1:7000 Name:seg Capacity:1"},
+		"cursor never durable": {func(n *Node) { n.State.Cursor = client.Cursor{BatchID: 4, Seq: 9} },
+			"master-0 at batch 4 seq 9, which the durable prefix never reached"},
+		"not exposed": {func(n *Node) { n.State = client.State{} }, "master-0: state not exposed (no digest, no dump): the model cannot judge it"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := modelHistory().input()
@@ -208,13 +212,15 @@ func TestDurableAcknowledgementFailsALostAcknowledgement(t *testing.T) {
 		op   history.Op
 		want string
 	}{
-		"above the final prefix": {ack(history.Put, "d", 5, 6, 20, 21), "put t/d acknowledged at 0.000s by master-0 (batch 5 seq 6): above the final durable prefix batch 4 seq 5"},
+		"above the final prefix": {ack(history.Put, "d", 5, 6, 20, 21),
+			"put t/d acknowledged at 0.000s by master-0 (batch 5 seq 6): above the final durable prefix batch 4 seq 5"},
 		"another key at its seq": {ack(history.Put, "d", 4, 5, 20, 21), "durable batch 4 (rev 5) holds PUT_END t/c at seq 5"},
 		"another op at its seq":  {ack(history.Remove, "b", 3, 4, 20, 21), "holds REMOVE t/a at seq 4"},
-		"wrong size":             {func() history.Op { o := ack(history.Put, "c", 4, 5, 20, 21); o.Size = 11; return o }(), "PUT_END t/c of size 10, acknowledged 11"},
-		"wrong batch":            {ack(history.Put, "c", 3, 5, 20, 21), "seq 5 is in durable batch 4 (rev 5)"},
-		"never written":          {ack(history.Remove, "zz", 0, 0, 20, 21), "no REMOVE of it in the durable history"},
-		"two acks, one entry":    {ack(history.Put, "b", 2, 3, 20, 21), "both name seq 3"},
+		"wrong size": {func() history.Op { o := ack(history.Put, "c", 4, 5, 20, 21); o.Size = 11; return o }(),
+			"PUT_END t/c of size 10, acknowledged 11"},
+		"wrong batch":         {ack(history.Put, "c", 3, 5, 20, 21), "seq 5 is in durable batch 4 (rev 5)"},
+		"never written":       {ack(history.Remove, "zz", 0, 0, 20, 21), "no REMOVE of it in the durable history"},
+		"two acks, one entry": {ack(history.Put, "b", 2, 3, 20, 21), "both name seq 3"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := modelHistory().input()
@@ -245,7 +251,8 @@ func TestDurableAcknowledgementFailsOutOfOrder(t *testing.T) {
 	in.Ops[3].Invoke, in.Ops[3].Complete = 1, 2
 	res := DurableAcknowledgement(in)
 	require.False(t, res.Pass)
-	require.Contains(t, evidence0(res), "[ack-order] t/a: remove acknowledged at 0.000s by master-0 is seq 4, after the put invoked at 0.000s (by master-0) at seq 2")
+	require.Contains(t, evidence0(res),
+		"[ack-order] t/a: remove acknowledged at 0.000s by master-0 is seq 4, after the put invoked at 0.000s (by master-0) at seq 2")
 }
 
 // A history that starts from a legacy import: the model has no start for
