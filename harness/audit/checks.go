@@ -1,21 +1,26 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/model"
 	"github.com/oplogha/oplogha/impl/contract"
 )
 
 // Convergence checks that every running node ends at the final durable
 // prefix with the model's state digest for it (rebuilt from the etcd
 // history, converged-on-model), and, as before, that the nodes agree with
-// one another. Where the model cannot rebuild the final state (a history
-// that starts from a legacy import, until the model has a start for it),
-// the summary says so and only the nodes' agreement is judged.
+// one another. Where the model has no start for the final state (a
+// history that starts from a legacy import, until the snapshot half of the
+// model gives it one) or the bundle holds no durable prefix at all, the
+// summary says so and only the nodes' agreement is judged; any other
+// reason the model cannot rebuild the final state (a batch upstream's
+// applier refuses, a history lost) fails.
 func Convergence(in *Input) Result {
 	var ev evidence
 	var first *Node
@@ -46,8 +51,10 @@ func Convergence(in *Input) Result {
 	exercised := map[string]int{}
 	final, s, err := finalState(in)
 	switch {
-	case err != nil:
+	case errors.Is(err, model.ErrNoStart) || errors.Is(err, errNoDurablePrefix):
 		summary += fmt.Sprintf("; not judged against the model (%v): the nodes compared with each other only", err)
+	case err != nil:
+		ev.add("[converged-on-model] %v", err)
 	default:
 		digest := s.Digest()
 		summary += fmt.Sprintf("; the model at the final durable prefix (batch %d): digest %s", final.Cursor.BatchID, shortDigest(digest))

@@ -44,16 +44,24 @@ func injectedRevisions(events []Event) map[int64]bool {
 // and the audits say so.
 func modelStart(*Input) model.Start { return nil }
 
+// errNoDurablePrefix: the bundle's etcd history never held a durable
+// prefix (a run that failed before its cluster started, or a bundle
+// without a history; keyspace-order fails it).
+var errNoDurablePrefix = fmt.Errorf("%w: the etcd history holds no durable prefix", model.ErrUnknown)
+
 // finalState is the model's state for the final durable prefix, or why it
 // has none.
 func finalState(in *Input) (model.Move, *model.State, error) {
+	if len(in.Etcd) == 0 {
+		return model.Move{}, nil, errNoDurablePrefix
+	}
 	d, err := durableOf(in)
 	if err != nil {
 		return model.Move{}, nil, err
 	}
 	final, ok := d.Final()
 	if !ok {
-		return model.Move{}, nil, fmt.Errorf("%w: the etcd history holds no durable prefix", model.ErrUnknown)
+		return model.Move{}, nil, errNoDurablePrefix
 	}
 	s, err := d.StateAt(final.Revision, modelStart(in))
 	return final, s, err

@@ -176,6 +176,22 @@ func TestConvergenceFailsOffTheModel(t *testing.T) {
 	res = Convergence(in)
 	require.False(t, res.Pass)
 	require.Contains(t, evidence0(res), "[converged-on-model] master-1 at batch 4 seq 5, the final durable prefix is batch 5 seq 6 (rev 6)")
+
+	// A durable batch upstream's applier refuses: the model cannot say
+	// what the final state is, and that is no pass, however the nodes agree.
+	r = modelHistory()
+	r.appendEntries(contract.Entry{Op: contract.OpLeaseRenew, Tenant: "t", Key: "c"})
+	in.Etcd = r.events
+	for i := range in.Nodes {
+		in.Nodes[i].State.Cursor = client.Cursor{BatchID: 5, Seq: 6}
+	}
+	res = Convergence(in)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "[converged-on-model] the model cannot rebuild the state from batch 5 on (rev 6): "+
+		"batch 5 entry 0 (seq 6, LEASE_RENEW): unsupported op_type=4")
+	res = RecoveredState(in)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "[recovered-equals-model] master-0 at batch 5 seq 6: the model cannot rebuild the state from batch 5 on")
 }
 
 // ack is an acknowledged op as the history records it.

@@ -83,7 +83,7 @@ func RecoveredState(in *Input) Result {
 				ev.add("[recovered-equals-model] %s at %s: the etcd history holds no durable prefix", node.Name, cur)
 			case why == nil:
 				ev.add("[recovered-equals-model] %s at %s, which the durable prefix never reached", node.Name, cur)
-			case errors.Is(why, model.ErrUnknown) && isImportBase(d, cur):
+			case errors.Is(why, model.ErrNoStart):
 				importBase = true
 			default:
 				ev.add("[recovered-equals-model] %s at %s: %v", node.Name, cur, why)
@@ -105,21 +105,6 @@ func RecoveredState(in *Input) Result {
 		ev.add("no running node to judge")
 	}
 	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: n}
-}
-
-// isImportBase reports whether cur lies in a lineage that starts from a
-// legacy import the model has no start for.
-func isImportBase(d *model.Durable, cur contract.Cursor) bool {
-	for i := len(d.Moves) - 1; i >= 0; i-- {
-		m := d.Moves[i]
-		if m.Kind == model.MoveInit {
-			return false
-		}
-		if m.Kind == model.MoveImport {
-			return cur.BatchID >= m.Cursor.BatchID
-		}
-	}
-	return false
 }
 
 // exposesState reports whether a node showed any state at all: a master

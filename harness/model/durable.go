@@ -205,8 +205,8 @@ func (d *Durable) Walk(start Start, visit func(m Move, s *State, err error) bool
 				s, unknown = nil, fmt.Errorf("%w from batch %d on (rev %d): %w", ErrUnknown, m.Cursor.BatchID, m.Revision, err)
 			}
 		case MoveImport:
-			s, unknown = nil, fmt.Errorf("%w: the history starts from a legacy import at %s (rev %d), whose state is the imported snapshot's",
-				ErrUnknown, m.Cursor, m.Revision)
+			s, unknown = nil, fmt.Errorf("%w: the history starts from a legacy import at %s (rev %d), whose state is the imported snapshot's (%w)",
+				ErrUnknown, m.Cursor, m.Revision, ErrNoStart)
 			if start != nil {
 				base, err := start(m)
 				switch {

@@ -145,6 +145,7 @@ func TestImportStartsFromTheSnapshot(t *testing.T) {
 	require.Equal(t, MoveImport, d.Moves[0].Kind)
 	_, err = d.StateAt(h.rev, nil)
 	require.ErrorIs(t, err, ErrUnknown)
+	require.ErrorIs(t, err, ErrNoStart)
 	require.Contains(t, err.Error(), "legacy import")
 
 	start := func(m Move) (*State, error) {

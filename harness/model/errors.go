@@ -20,6 +20,9 @@ var (
 	// ErrUnknown: the durable history does not say what the state is
 	// there (the reason is wrapped with it).
 	ErrUnknown = errors.New("the model cannot rebuild the state")
+	// ErrNoStart: the history begins from a snapshot (a legacy import)
+	// and the walk was given no start for it. Always with ErrUnknown.
+	ErrNoStart = errors.New("the model has no start for it")
 )
 
 // RejectedError is a batch that upstream's applier would stop in: the
