@@ -69,8 +69,8 @@ var Invariants = []Invariant{
 		"Design Principles 7: recovery does not guess; Destructive Recovery: residue fails startup", "keyspace-order",
 		"revisions that write a record while the prefix is zero"},
 	{"standby-captured", "every published snapshot was captured by a node that was not the primary at its captured batch: the " +
-		"pointer's lease's writer token names a node other than the election leader that appended the batch and led " +
-		"through the publication",
+		"writer token of the pointer's lease names a node other than the one that appended the batch (that claimed the producer view " +
+		"it was appended under, as the election's leader) and still led the election at the publication",
 		"Capture Protocol: only a standby captures; Promotion During Snapshot Work", "keyspace-order",
 		"pointer publications tied to a publisher and a primary; those that cannot be tied, by reason"},
 	{"legacy-import-once", "a legacy import is recorded at most once, into a fresh namespace, in one revision that moves " +

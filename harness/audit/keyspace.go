@@ -554,11 +554,13 @@ func (r *replay) judgePointerWriter(rev int64, p *contract.Pointer) {
 func (r *replay) apply(c *change) {
 	if c.view != nil {
 		r.view, r.viewSet, r.viewRev = *c.view, true, c.rev
+		if !r.injected[c.rev] {
+			r.capture.claimed(r.view)
+		}
 	}
 	for _, b := range c.batchPuts {
 		r.batches[b.ID] = b.LastSeq
 		r.batchView[b.ID] = r.view
-		r.capture.appended(b.ID)
 	}
 	r.capture.elect(c.candidates)
 	for _, id := range c.deletes {

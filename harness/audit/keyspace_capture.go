@@ -10,22 +10,24 @@ import (
 
 // captureTrack follows, through the MVCC history, who was the primary and
 // which node holds which maintenance lease, so that every pointer write
-// can be tied to the node that published it and to the primary of the
-// batch it captured (standby-captured).
+// can be tied to the node that published it and to the primary that
+// appended the batch it captured (standby-captured).
 //
-// The primary is the election's leader: of the candidate keys under
-// Keyspace.LeaderCandidates (each put under its campaign's session lease,
-// its value the node's advertise_url), the oldest by create revision. A
-// pointer's snapshot id names the maintenance lease it was made under; the
-// writer key put under that lease holds the owner token
-// "{node_id}/{lease id hex}/{random}" (docs/protocol.md). A node's
+// The primary that appended a batch is the node that claimed the producer
+// view the batch was appended under (every append is fenced on the view):
+// the election's leader when the view was claimed, the oldest by create
+// revision of the candidate keys under Keyspace.LeaderCandidates (each put
+// under its campaign's session lease, its value the node's
+// advertise_url). A pointer's snapshot id names the maintenance lease it
+// was made under; the writer key put under that lease holds the owner
+// token "{node_id}/{lease id hex}/{random}" (docs/protocol.md). A node's
 // advertise_url and node_id meet in its config (Input.Advertised); where
 // they do not, the pointer is counted as not attributable, never guessed.
 type captureTrack struct {
-	advertised  map[string]string     // advertise_url → node id
-	candidates  map[string]candidate  // present candidate keys
-	tokens      map[int64]string      // maintenance lease → owner token
-	batchLeader map[uint64]*candidate // batch → the leader when it was appended
+	advertised map[string]string     // advertise_url → node id
+	candidates map[string]candidate  // present candidate keys
+	tokens     map[int64]string      // maintenance lease → owner token
+	claimer    map[uint64]*candidate // producer view → the leader that claimed it
 }
 
 // candidate is one election candidacy.
@@ -37,7 +39,7 @@ type candidate struct {
 
 func newCaptureTrack(advertised map[string]string) *captureTrack {
 	return &captureTrack{advertised: advertised, candidates: map[string]candidate{}, tokens: map[int64]string{},
-		batchLeader: map[uint64]*candidate{}}
+		claimer: map[uint64]*candidate{}}
 }
 
 // token records the owner token a writer key put under lease holds (the
@@ -92,16 +94,17 @@ func (t *captureTrack) leader() *candidate {
 	return out
 }
 
-// appended records the leader at the append of batch id.
-func (t *captureTrack) appended(id uint64) { t.batchLeader[id] = t.leader() }
+// claimed records the leader at the claim of view v.
+func (t *captureTrack) claimed(v uint64) { t.claimer[v] = t.leader() }
 
 // judgeCapture: the latest pointer written at rev names a snapshot that a
 // standby captured. It fails when the publishing node (the owner of the
-// lease the snapshot id names) is the node whose candidacy led the
-// election when the captured batch was appended and still leads it now:
-// that node was the primary from the batch through the publication, so
-// it captured as the primary. A node that lost the leadership in between
-// may have captured as a standby: not judged (counted).
+// lease the snapshot id names) is the primary that appended the captured
+// batch (the node that claimed its producer view) and that candidacy
+// still leads the election now: the node was the primary from the batch
+// through the publication, so it captured as the primary. A node that lost
+// the leadership in between may have captured as a standby since: not
+// judged (counted).
 func (r *replay) judgeCapture(rev int64, p *contract.Pointer) {
 	t := r.capture
 	id, err := contract.ParseSnapshotID(p.SnapshotID)
@@ -118,13 +121,14 @@ func (r *replay) judgeCapture(rev int64, p *contract.Pointer) {
 		r.n["standby-captured: pointer writes whose owner token names no node"]++
 		return
 	}
-	lead, ok := t.batchLeader[p.LastIncludedBatchID]
-	switch {
-	case !ok:
+	view, ok := r.batchView[p.LastIncludedBatchID]
+	if !ok {
 		r.n["standby-captured: pointer writes whose batch is not in the history"]++
 		return
-	case lead == nil:
-		r.n["standby-captured: pointer writes whose batch was appended with no candidate in the election"]++
+	}
+	lead := t.claimer[view]
+	if lead == nil {
+		r.n["standby-captured: pointer writes whose batch's view was claimed with no candidate in the election"]++
 		return
 	}
 	primary, ok := t.advertised[lead.url]
@@ -142,6 +146,6 @@ func (r *replay) judgeCapture(rev int64, p *contract.Pointer) {
 		return
 	}
 	r.add("standby-captured", rev, "pointer to %s (lease %x, node %s) captured batch %d, which %s appended as the primary "+
-		"(its candidacy %s since rev %d), and %s still led the election when the pointer was written", p.SnapshotID, id.Lease, publisher,
-		p.LastIncludedBatchID, primary, lead.key, lead.createRev, primary)
+		"(it claimed view %d with its candidacy %s since rev %d), and %s still led the election when the pointer was written", p.SnapshotID,
+		id.Lease, publisher, p.LastIncludedBatchID, primary, view, lead.key, lead.createRev, primary)
 }

@@ -429,11 +429,13 @@ var keyspaceViolations = map[string]map[string]struct {
 	"standby-captured": {
 		"the primary publishes its own batch": {func(r *revs) {
 			r.candidate(0x100, "http://a")
-			r.appendBatch() // 7, appended while a leads
+			r.claim(3)      // a, the leader, claims view 3
+			r.appendBatch() // 7, under view 3
 			r.lease(2)      // a's maintenance lease: token node/2/token
 			r.advertised = map[string]string{"http://a": "node"}
-			r.publish(7, 2, 2)
-		}, "pointer to 00000000000000000007-2-00112233445566aa (lease 2, node node) captured batch 7, which node appended as the primary"},
+			r.publish(7, 2, 3)
+		}, "pointer to 00000000000000000007-2-00112233445566aa (lease 2, node node) captured batch 7, which node appended as the primary " +
+			"(it claimed view 3 with its candidacy /oplog/c/leader/100 since rev 15)"},
 	},
 	"namespace-keys": {
 		"stray key": {func(r *revs) {
