@@ -111,14 +111,14 @@ type GarbageTarget struct {
 
 // The etcd keys a garbage fault names, as a scenario writes them.
 const (
-	TargetPrefix   = "durable_prefix"
-	TargetView     = "producer_view"
-	TargetLeader   = "leader"
+	TargetPrefix      = "durable_prefix"
+	TargetView        = "producer_view"
+	TargetLeader      = "leader"
 	TargetMaintenance = "snapshot/maintenance"
-	TargetLatest   = "snapshot/latest"
-	TargetFallback = "snapshot/fallback"
-	TargetFloor    = "snapshot/compaction_floor"
-	TargetBatches  = "batches"
+	TargetLatest      = "snapshot/latest"
+	TargetFallback    = "snapshot/fallback"
+	TargetFloor       = "snapshot/compaction_floor"
+	TargetBatches     = "batches"
 )
 
 // GarbageKeys are the etcd keys of the contract a garbage fault can overwrite

@@ -90,6 +90,11 @@ type Input struct {
 	// Base is what a legacy import brought into the namespace before any
 	// client op, as the harness read it from the fixture (nil: no import).
 	Base *Base
+	// Advertised maps each master's advertise_url (the value of its
+	// election candidate key) to its node_id (the first part of the writer
+	// tokens it puts), as the harness configured them (the bundle's
+	// logs/masters/*.yaml); nil when the bundle holds no configs.
+	Advertised map[string]string
 	// Dir is the bundle's directory and Secrets what its secrets.json says
 	// to look for there (the log audit).
 	Dir     string
@@ -183,11 +188,19 @@ type Check struct {
 // Checks are every audit, in report order.
 func Checks() []Check {
 	return []Check{
-		{"acknowledged-data", "every acknowledged write is present on every node at the end, nothing unacknowledged is invented", AcknowledgedData},
+		{"durable-acknowledgement", "every acknowledged mutation is in the durable history (etcd's MVCC history, decoded through the contract) " +
+			"at or below the final durable prefix, and one key's acknowledgements are in the OpLog in the order they were acknowledged",
+			DurableAcknowledgement},
+		{"acknowledged-data", "every acknowledged write is present on every node at the end, nothing unacknowledged is invented " +
+			"(a second opinion: read from the nodes' own state dumps)", AcknowledgedData},
 		{"linearizability", "the client history (puts, removes, reads) has a linearization (porcupine)", Linearizability},
 		{"keyspace-order", "etcd's MVCC history obeys the OpLog protocol: views grow, prefix and batch move together, batches " +
 			"are written once, deletes only under a published floor", KeyspaceOrder},
-		{"convergence", "every running node ends at the same cursor and state digest", Convergence},
+		{"convergence", "every running node ends at the final durable prefix with the state digest the harness's model rebuilds " +
+			"for it from the etcd history (and the nodes agree)", Convergence},
+		{"recovered-state", "each running node's final state equals the model's state at its cursor, rebuilt from the durable " +
+			"history alone: object by object, segment by segment, digest; no two live objects share memory at any durable prefix",
+			RecoveredState},
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
 		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
 		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the " +

@@ -1,15 +1,26 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/model"
+	"github.com/oplogha/oplogha/impl/contract"
 )
 
-// Convergence checks that every running node ends at one cursor and digest.
+// Convergence checks that every running node ends at the final durable
+// prefix with the model's state digest for it (rebuilt from the etcd
+// history, converged-on-model), and, as before, that the nodes agree with
+// one another. Where the model has no start for the final state (a
+// history that starts from a legacy import, until the snapshot half of the
+// model gives it one) or the bundle holds no durable prefix at all, the
+// summary says so and only the nodes' agreement is judged; any other
+// reason the model cannot rebuild the final state (a batch upstream's
+// applier refuses, a history lost) fails.
 func Convergence(in *Input) Result {
 	var ev evidence
 	var first *Node
@@ -37,7 +48,32 @@ func Convergence(in *Input) Result {
 	if first != nil && ev.empty() {
 		summary += fmt.Sprintf(" at batch %d, digest %s", first.State.Cursor.BatchID, shortDigest(first.State.Digest))
 	}
-	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list()}
+	exercised := map[string]int{}
+	final, s, err := finalState(in)
+	switch {
+	case errors.Is(err, model.ErrNoStart) || errors.Is(err, errNoDurablePrefix):
+		summary += fmt.Sprintf("; not judged against the model (%v): the nodes compared with each other only", err)
+	case err != nil:
+		ev.add("[converged-on-model] %v", err)
+	default:
+		digest := s.Digest()
+		summary += fmt.Sprintf("; the model at the final durable prefix (batch %d): digest %s", final.Cursor.BatchID, shortDigest(digest))
+		for _, node := range in.Nodes {
+			if !node.Running {
+				continue
+			}
+			exercised["converged-on-model"]++
+			switch cur := contract.Cursor(node.State.Cursor); {
+			case !exposesState(node):
+				ev.add("[converged-on-model] %s: state not exposed (no digest, no dump): the model cannot judge it", node.Name)
+			case cur != final.Cursor:
+				ev.add("[converged-on-model] %s at %s, the final durable prefix is %s (rev %d)", node.Name, cur, final.Cursor, final.Revision)
+			case node.State.Digest != digest:
+				ev.add("[converged-on-model] %s at %s: digest %s, the model's %s", node.Name, cur, node.State.Digest, digest)
+			}
+		}
+	}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: exercised}
 }
 
 func shortDigest(d string) string {

@@ -57,6 +57,22 @@ var Invariants = []Invariant{
 	{"no-reinit", "the namespace is initialised (a zero durable prefix) only while it holds nothing else: no batch, view, floor, pointer or import record",
 		"Design Principles 7: recovery does not guess; Destructive Recovery: residue fails startup", "keyspace-order",
 		"zero prefixes written; histories lost by a fault"},
+	{"prefix-covers", "the compaction floor and both pointers never name a batch (a pointer, a sequence id) above the durable prefix, " +
+		"after any revision that writes the prefix, a batch, the floor, a pointer or the import record",
+		"Terminology: durable prefix; Capture Protocol: Complete-Batch Linearization", "keyspace-order",
+		"revisions that write a record while the prefix exists"},
+	{"delete-under-pointers", "a batch is deleted only at or below the older valid pointer's last batch (not only the floor), and " +
+		"never while neither pointer is valid (unless the harness damaged them)",
+		"Snapshot GC and OpLog Pruning: Protected Set; Developer FAQ: the safe deletion boundary", "keyspace-order", "batch deletes"},
+	{"zero-prefix-alone", "at every revision the system writes a record, a zero durable prefix stands alone: no batch, floor, pointer, " +
+		"import record, or producer view older than the zero prefix",
+		"Design Principles 7: recovery does not guess; Destructive Recovery: residue fails startup", "keyspace-order",
+		"revisions that write a record while the prefix is zero"},
+	{"standby-captured", "every published snapshot was captured by a node that was not the primary at its captured batch: the " +
+		"writer token of the pointer's lease names a node other than the one that appended the batch (that claimed the producer view " +
+		"it was appended under, as the election's leader) and still led the election at the publication",
+		"Capture Protocol: only a standby captures; Promotion During Snapshot Work", "keyspace-order",
+		"pointer publications tied to a publisher and a primary; those that cannot be tied, by reason"},
 	{"legacy-import-once", "a legacy import is recorded at most once, into a fresh namespace, in one revision that moves " +
 		"the prefix to its cursor, writes its terminal batch 1 (and no other), and publishes the floor and latest",
 		"Legacy Snapshot Removal: explicit import", "keyspace-order", "imports"},
@@ -68,6 +84,20 @@ var Invariants = []Invariant{
 		"Complete OpLog Fallback; Ordered Floor Advancement; Rollout: operator tooling", "operator-verify", "runs judged"},
 	{"pointer-targets-present", "a pointer never names a snapshot group that is missing from the store while it is authoritative, and the final pointers verify",
 		"GC: protected objects are never deleted", "objects", "store samples with both pointers unchanged across the listing"},
+	{"ack-durable", "every acknowledged mutation's entry (its op, tenant, key, and a put's size) is in a batch at or below the final " +
+		"durable prefix, in the lineage the final prefix belongs to, as etcd's history decoded through the contract shows it",
+		"Acceptance Criteria: final acknowledged-data audit; Terminology: durable prefix", "durable-acknowledgement",
+		"acknowledged mutations"},
+	{"ack-order", "acknowledgements of one key that did not overlap in time are in the OpLog in the order they were acknowledged",
+		"Terminology: durable prefix; Integration and E2E", "durable-acknowledgement", "pairs of one key's acknowledgements, one before the other"},
+	{"recovered-equals-model", "each running node's final state equals the harness model's state at that node's cursor, rebuilt from " +
+		"the durable history alone: every object, every segment, the digest; a node that exposes no state fails",
+		"Recovery Protocol; Acceptance Criteria: final acknowledged-data audit", "recovered-state", "running nodes judged"},
+	{"converged-on-model", "every running node ends at the final durable prefix with the model's state digest for it",
+		"Recovery Protocol; Integration and E2E", "convergence", "running nodes judged against the model"},
+	{"replicas-disjoint", "at every durable prefix, no two live objects hold overlapping memory: buffer replicas (memory, NVMe-oF) " +
+		"on one segment endpoint whose [offset, offset+length) ranges intersect",
+		"State Contract: the captured state is a state the primary could hold", "recovered-state", "durable batches applied by the model"},
 	{"acknowledged-present", "nothing acknowledged is missing after recovery, and nothing unacknowledged is invented",
 		"Acceptance Criteria: final acknowledged-data audit", "acknowledged-data", "acknowledged mutations"},
 	{"linearizable", "the client history has a linearization",
@@ -78,6 +108,11 @@ var Invariants = []Invariant{
 // feeds that audit a violation; keyspace-order's are the cases of
 // TestKeyspaceOrderFailsEveryViolation named after the invariant.
 var failingTests = map[string]string{
+	"ack-durable":             "TestDurableAcknowledgementFailsALostAcknowledgement",
+	"ack-order":               "TestDurableAcknowledgementFailsOutOfOrder",
+	"recovered-equals-model":  "TestRecoveredStateFailsANodeOffTheModel",
+	"converged-on-model":      "TestConvergenceFailsOffTheModel",
+	"replicas-disjoint":       "TestRecoveredStateFailsOverlappingReplicas",
 	"pointer-targets-present": "TestObjectsAuditFailsAMissingTarget",
 	"operator-verify":         "TestOperatorVerifyFailsAViolation",
 	"legacy-import-once":      "TestKeyspaceOrderAcceptsAnImport",

@@ -26,7 +26,7 @@ func KeyspaceOrder(in *Input) Result {
 	if err != nil {
 		return Result{Summary: "bad cluster id", Evidence: []string{err.Error()}}
 	}
-	r := newReplay(ks, in.Events)
+	r := newReplay(ks, in.Events, in.Advertised)
 	events := in.Etcd
 	for i := 0; i < len(events); {
 		j := i
@@ -50,8 +50,9 @@ func KeyspaceOrder(in *Input) Result {
 
 // slot is one pointer slot as of a revision.
 type slot struct {
-	raw []byte
-	p   *batchsnap.Pointer // nil when absent or malformed
+	raw      []byte
+	p        *batchsnap.Pointer // nil when absent or malformed
+	injected bool               // the harness wrote the slot's value
 }
 
 // writer is the /snapshot/maintenance key (the maintenance lease's) as of a revision.
@@ -87,11 +88,18 @@ type replay struct {
 	leases           bool            // the history carries lease ids
 	imported         bool
 	revs, prefixPuts int
+
+	// zeroRev is the revision the durable prefix last became zero, and
+	// viewRev the revision the view was last written (zero-prefix-alone).
+	zeroRev, viewRev int64
+	// The election and the maintenance leases (standby-captured).
+	capture *captureTrack
 }
 
-func newReplay(ks keyspace.Keyspace, events []Event) *replay {
+func newReplay(ks keyspace.Keyspace, events []Event, advertised map[string]string) *replay {
 	r := &replay{ks: ks, n: map[string]int{}, injected: map[int64]bool{}, corrupted: map[string]int64{},
-		batches: map[uint64]uint64{}, batchView: map[uint64]uint64{}, writerEnded: map[int64]int64{}}
+		batches: map[uint64]uint64{}, batchView: map[uint64]uint64{}, writerEnded: map[int64]int64{},
+		capture: newCaptureTrack(advertised)}
 	for _, e := range events {
 		for _, rev := range e.Revisions {
 			r.injected[rev] = true
@@ -123,6 +131,16 @@ type change struct {
 	writer    *writer
 	writerDel bool
 	marker    *legacysnap.ImportRecord
+	// candidates are the election candidate keys the revision put or
+	// deleted.
+	candidates []etcddump.Event
+}
+
+// touchesRecords reports whether the revision wrote a record whose
+// relation to the durable prefix the invariants hold (prefix, batch,
+// floor, pointer, import record).
+func (c *change) touchesRecords() bool {
+	return c.prefix != nil || c.prefixDel || len(c.batchPuts) > 0 || c.floor != nil || c.latest != nil || c.fallback != nil || c.marker != nil
 }
 
 // revision judges one revision's events against the model, then applies them.
@@ -138,6 +156,10 @@ func (r *replay) revision(group []etcddump.Event) {
 		r.judge(&c)
 	}
 	r.apply(&c)
+	if !injected && c.touchesRecords() {
+		r.judgePrefixCovers(&c)
+		r.judgeZeroPrefixAlone(&c)
+	}
 }
 
 // collect sorts one event into c; events that cannot be judged at all
@@ -156,6 +178,9 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 		if put {
 			c.writer = &writer{token: string(e.Value), lease: e.Lease, rev: rev}
 			r.leases = r.leases || e.Lease != 0
+			if !injected {
+				r.capture.token(e.Lease, string(e.Value))
+			}
 		} else {
 			c.writerDel = true
 		}
@@ -166,11 +191,11 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 		}
 		if !put {
 			report("pointers-monotonic", "%s pointer deleted", name)
-			s := slot{}
+			s := slot{injected: injected}
 			r.setSlot(c, name, &s)
 			return
 		}
-		s := slot{raw: e.Value}
+		s := slot{raw: e.Value, injected: injected}
 		if p, err := batchsnap.DecodePointer(e.Value); err == nil {
 			s.p = &p
 		} else if name == "latest" {
@@ -231,6 +256,11 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 		c.floor = &f
 	default:
 		id, isBatch := ks.ParseBatch(e.Key)
+		// A candidate the harness put (garbage) is no node's; one it
+		// deleted (a revoked session) is gone all the same.
+		if !isBatch && strings.HasPrefix(e.Key, ks.LeaderCandidates()) && (!injected || !put) {
+			c.candidates = append(c.candidates, e)
+		}
 		if !isBatch {
 			r.n["namespace-keys"]++
 			if !strings.HasPrefix(e.Key, ks.Leader()) && !strings.HasPrefix(e.Key, ks.SnapshotPrefix()) {
@@ -461,6 +491,7 @@ func (r *replay) judgeDeletes(c *change) {
 			r.add("delete-under-floor", rev, "batch %d deleted at or above the durable prefix %d", id, r.prefix.BatchID)
 		}
 	}
+	r.judgeDeleteUnderPointers(c)
 }
 
 func (r *replay) judgePointers(c *change) {
@@ -472,6 +503,9 @@ func (r *replay) judgePointers(c *change) {
 				r.add("pointers-monotonic", rev, "latest pointer regressed from batch %d to %d (%s)", r.latest.p.LastIncludedBatchID, p.LastIncludedBatchID, p.SnapshotID)
 			}
 			r.judgePointerWriter(rev, p)
+			if c.marker == nil {
+				r.judgeCapture(rev, p)
+			}
 			if r.hasFloor && c.marker == nil {
 				r.n["pointer-above-floor"]++
 				if p.LastIncludedBatchID < r.floor {
@@ -523,12 +557,16 @@ func (r *replay) judgePointerWriter(rev int64, p *batchsnap.Pointer) {
 // apply moves the model to after the revision.
 func (r *replay) apply(c *change) {
 	if c.view != nil {
-		r.view, r.viewSet = *c.view, true
+		r.view, r.viewSet, r.viewRev = *c.view, true, c.rev
+		if !r.injected[c.rev] {
+			r.capture.claimed(r.view)
+		}
 	}
 	for _, b := range c.batchPuts {
 		r.batches[b.ID] = b.LastSeq
 		r.batchView[b.ID] = r.view
 	}
+	r.capture.elect(c.candidates)
 	for _, id := range c.deletes {
 		delete(r.batches, id)
 	}
@@ -563,6 +601,9 @@ func (r *replay) apply(c *change) {
 	}
 	if c.prefix != nil {
 		r.prefixPuts++
+		if c.prefix.BatchID == 0 && (r.prefix == nil || r.prefix.BatchID != 0) {
+			r.zeroRev = c.rev
+		}
 		p := *c.prefix
 		r.prefix = &p
 	}

@@ -30,6 +30,8 @@ type revs struct {
 	latest   []byte
 	versions map[string]int64
 	harness  []int64 // revisions the "harness" wrote
+	// advertised is advertise_url → node id (Input.Advertised).
+	advertised map[string]string
 }
 
 func newRevs() *revs { return &revs{ks: keyspace.Must("c"), versions: map[string]int64{}} }
@@ -113,8 +115,36 @@ func (r *revs) deleteBatches(from, through uint64) {
 // byHarness marks the last revision as the harness's own write.
 func (r *revs) byHarness() { r.harness = append(r.harness, r.rev) }
 
+// candidate puts an election candidate key under its session lease, its
+// value the node's advertise_url.
+func (r *revs) candidate(lease int64, url string) {
+	r.rev++
+	r.put(r.ks.LeaderCandidates()+fmt.Sprintf("%x", lease), []byte(url), lease)
+}
+
+// resign deletes a candidate key (its session ended).
+func (r *revs) resign(lease int64) {
+	r.rev++
+	r.del(r.ks.LeaderCandidates() + fmt.Sprintf("%x", lease))
+}
+
+// pruned is a history with two pointers (latest at 4, fallback at 2), the
+// floor at 2 and the lease 1 held, nothing deleted yet.
+func pruned() *revs {
+	r := newRevs()
+	r.claim(1)
+	for i := 0; i < 5; i++ {
+		r.appendBatch()
+	}
+	r.lease(1)
+	r.publish(2, 1, 1)
+	r.publish(4, 1, 1)
+	r.floor(2)
+	return r
+}
+
 func (r *revs) input() *Input {
-	in := &Input{ClusterID: "c", Etcd: r.events}
+	in := &Input{ClusterID: "c", Etcd: r.events, Advertised: r.advertised}
 	if len(r.harness) > 0 {
 		in.Events = append(in.Events, Event{Kind: "fault", Revisions: r.harness})
 	}
@@ -352,6 +382,64 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.rev++
 			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
 		}, "durable prefix reset to the zero state"},
+	},
+	"prefix-covers": {
+		"pointer above the prefix": {func(r *revs) {
+			r.lease(2)
+			r.publish(8, 2, 2)
+		}, "latest pointer 8-2 at batch 8 seq 8 is above the durable prefix (batch 6 seq 6)"},
+		"floor above the prefix": {func(r *revs) {
+			r.lease(2)
+			r.publish(8, 2, 2)
+			r.publish(9, 2, 2)
+			r.floor(8)
+		}, "compaction floor 8 is above the durable prefix's batch 6"},
+	},
+	"delete-under-pointers": {
+		"delete above the older pointer": {func(r *revs) {
+			*r = *pruned()
+			r.rev++
+			r.put(r.ks.SnapshotFallback(), pointer(1, 1, 1), 0) // the harness puts back an older, valid pointer
+			r.byHarness()
+			r.deleteBatches(1, 2)
+		}, "batch 2 deleted above the older valid pointer 1-1 at batch 1"},
+		"delete with no valid pointer": {func(r *revs) {
+			*r = *pruned()
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), []byte("junk"), 0)
+			r.put(r.ks.SnapshotFallback(), []byte("junk"), 0)
+			r.deleteBatches(1, 1)
+		}, "batch 1 deleted while neither pointer was valid (latest is malformed and fallback is malformed)"},
+	},
+	"zero-prefix-alone": {
+		"a pointer beside a zero prefix": {func(r *revs) {
+			*r = *newRevs()
+			r.claim(1)
+			r.lease(1)
+			r.publish(1, 1, 1)
+		}, "the durable prefix is zero while the namespace holds snapshot pointers"},
+		"a zero prefix beside an older view": {func(r *revs) {
+			r.rev++
+			r.del(r.ks.DurablePrefix())
+			for id := uint64(3); id <= 6; id++ {
+				r.del(r.ks.Batch(id))
+			}
+			r.byHarness()
+			r.rev++
+			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
+		}, "the durable prefix is zero while the namespace holds producer view 2 (written at rev 7, before the zero prefix at rev 16), " +
+			"compaction floor 2, snapshot pointers"},
+	},
+	"standby-captured": {
+		"the primary publishes its own batch": {func(r *revs) {
+			r.candidate(0x100, "http://a")
+			r.claim(3)      // a, the leader, claims view 3
+			r.appendBatch() // 7, under view 3
+			r.lease(2)      // a's maintenance lease: token node/2/token
+			r.advertised = map[string]string{"http://a": "node"}
+			r.publish(7, 2, 3)
+		}, "pointer to 7-2 (lease 2, node node) captured batch 7, which node appended as the primary " +
+			"(it claimed view 3 with its candidacy /oplog/c/leader/100 since rev 15)"},
 	},
 	"namespace-keys": {
 		"stray key": {func(r *revs) {

@@ -238,6 +238,9 @@ func Open(path string) (*Bundle, error) {
 		}
 	}
 	in.Dir = dir
+	if in.Advertised, err = readAdvertised(dir); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(dir, SecretsFile)); err == nil {
 		in.Secrets = &leak.Secrets{}
 		if err := readJSON(dir, SecretsFile, in.Secrets); err != nil {

@@ -87,6 +87,9 @@ type Object struct {
 	GroupID    string    `json:"group_id,omitempty"`
 	DataType   uint32    `json:"data_type,omitempty"`
 	HardPinned bool      `json:"hard_pinned,omitempty"`
+	// HardPinnedUnset: hard_pinned has no value (upstream's nullopt): an
+	// object stored from an empty or undecodable PUT_END payload.
+	HardPinnedUnset bool `json:"hard_pinned_unset,omitempty"`
 }
 
 // Segment is a segment registry entry.

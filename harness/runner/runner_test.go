@@ -59,7 +59,11 @@ func TestSabotagedMasterIsCaught(t *testing.T) {
 	require.False(t, ack.Pass)
 	require.Contains(t, strings.Join(ack.Evidence, "\n"), "missing: put acknowledged")
 	require.False(t, result(o.Results, "linearizability").Pass)
+	durable := result(o.Results, "durable-acknowledgement")
+	require.False(t, durable.Pass, "the durable history alone shows the acknowledged entries were never written")
+	require.Contains(t, strings.Join(durable.Evidence, "\n"), "[ack-durable] ")
 	require.True(t, result(o.Results, "keyspace-order").Pass, "etcd itself saw nothing wrong: the lie was only told to clients")
+	require.True(t, result(o.Results, "recovered-state").Pass, "the nodes hold what the durable history holds")
 
 	// The archive alone reproduces the verdicts offline, and gates red.
 	b, err := bundle.Open(o.Archive)

@@ -1,0 +1,250 @@
+package audit
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/oplogha/oplogha/impl/contract/metadata"
+
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+
+	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/model"
+	"github.com/oplogha/oplogha/impl/contract"
+)
+
+// DurableAcknowledgement checks every acknowledged mutation of the client
+// history against the durable history alone (etcd's MVCC history, decoded
+// through the contract): its entry is in a batch at or below the final
+// durable prefix, of the lineage the final prefix belongs to, with the op,
+// tenant, key (and for a put, the size) acknowledged (ack-durable); and
+// acknowledgements of one key that did not overlap in time are in the
+// OpLog in the order they were acknowledged (ack-order). A node's state is
+// never read.
+//
+// An acknowledgement names its batch and sequence id; one that does not
+// (a master that does not say) is matched to the first entry of its key
+// and op no other acknowledgement took.
+func DurableAcknowledgement(in *Input) Result {
+	var ev evidence
+	n := map[string]int{}
+	d, err := durableOf(in)
+	if err != nil {
+		return Result{Summary: "cannot read the durable history", Evidence: []string{err.Error()}}
+	}
+	log := newDurableLog(d)
+	trail := newLogTrail(in)
+	covered := snapshotCovers(in, log)
+	claimed := map[uint64]*history.Op{} // seq → the acknowledgement that took it
+	type placed struct {
+		op  *history.Op
+		seq uint64
+	}
+	byKey := map[[2]string][]placed{}
+	acked := 0
+	for i := range in.Ops {
+		op := &in.Ops[i]
+		want, mutation := ackedOp(op)
+		if !mutation || op.Outcome != history.OK {
+			continue
+		}
+		acked++
+		n["ack-durable"]++
+		if covered(op) {
+			n["ack-durable: covered by the snapshot the history starts from"]++
+			continue
+		}
+		k := ackKey(op)
+		seq, why := log.find(op, want, claimed)
+		if why != "" {
+			ev.add("[ack-durable] %s %s acknowledged at %s by %s (batch %d seq %d): %s; %s", op.Kind, k[0]+"/"+k[1], seconds(op.Complete),
+				op.Node, op.BatchID, op.Seq, why, trail.explain([2]string{op.Tenant, op.Key}, op.BatchID))
+			continue
+		}
+		if other := claimed[seq]; other != nil {
+			ev.add("[ack-durable] %s %s acknowledged at %s by %s and %s %s at %s by %s both name seq %d", op.Kind, k[1], seconds(op.Complete), op.Node,
+				other.Kind, other.Key, seconds(other.Complete), other.Node, seq)
+			continue
+		}
+		claimed[seq] = op
+		byKey[k] = append(byKey[k], placed{op, seq})
+	}
+	keys := make([][2]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+"\x00"+keys[i][1] < keys[j][0]+"\x00"+keys[j][1] })
+	for _, k := range keys {
+		ps := byKey[k]
+		for i := range ps {
+			for j := range ps {
+				a, b := ps[i], ps[j]
+				if a.op.Complete >= b.op.Invoke {
+					continue // b began before a was acknowledged: either order
+				}
+				n["ack-order"]++
+				if a.seq > b.seq {
+					ev.add("[ack-order] %s/%s: %s acknowledged at %s by %s is seq %d, after the %s invoked at %s (by %s) at seq %d", k[0], k[1],
+						a.op.Kind, seconds(a.op.Complete), a.op.Node, a.seq, b.op.Kind, seconds(b.op.Invoke), b.op.Node, b.seq)
+				}
+			}
+		}
+	}
+	summary := fmt.Sprintf("%d acknowledged mutations, each found in the durable history", acked)
+	if !ev.empty() {
+		summary = fmt.Sprintf("%d acknowledged mutations checked against the durable history", acked)
+	}
+	if last, ok := log.last(); ok {
+		summary += fmt.Sprintf(" (final durable prefix batch %d seq %d)", last.BatchID, last.Seq)
+	}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: n}
+}
+
+// ackedOp is the op type an acknowledged mutation writes.
+func ackedOp(op *history.Op) (batchlog.OpType, bool) {
+	switch op.Kind {
+	case history.Put:
+		return batchlog.OpPutEnd, true
+	case history.Remove:
+		return batchlog.OpRemove, true
+	case history.Mount:
+		return batchlog.OpSegmentMount, true
+	}
+	return 0, false
+}
+
+// ackKey is the key an acknowledgement's entry is ordered under: the
+// object (tenant normalised), or the segment's endpoint.
+func ackKey(op *history.Op) [2]string {
+	if op.Kind == history.Mount {
+		return [2]string{"segment", op.Key}
+	}
+	k := model.Key(op.Tenant, op.Key)
+	return [2]string{k.Tenant, k.Key}
+}
+
+// durableEntry is one entry of a durable batch.
+type durableEntry struct {
+	e     batchlog.Entry
+	batch uint64
+	rev   int64
+}
+
+// durableLog is the entries of the lineage the final durable prefix
+// belongs to, by sequence id, up to the final prefix; broken says where
+// the durable history stops being one (a prefix lost, a move the model
+// cannot follow) when it does.
+type durableLog struct {
+	start   model.Move // the lineage's first move (init or import)
+	entries map[uint64]durableEntry
+	final   *contract.Cursor
+	broken  string
+}
+
+func newDurableLog(d *model.Durable) *durableLog {
+	l := &durableLog{entries: map[uint64]durableEntry{}}
+	lineage := d.Lineage()
+	if len(lineage) == 0 {
+		l.broken = "the etcd history holds no durable prefix"
+		if final, ok := d.Final(); ok && final.Kind == model.MoveLost {
+			l.broken = fmt.Sprintf("the durable prefix was deleted at rev %d", final.Revision)
+		}
+		return l
+	}
+	l.start = lineage[0]
+	for _, m := range lineage {
+		switch m.Kind {
+		case model.MoveAppend:
+			for i, e := range m.Batch.Entries {
+				l.entries[m.Batch.FirstSeq+uint64(i)] = durableEntry{e: e, batch: m.Batch.ID, rev: m.Revision}
+			}
+		case model.MoveLost:
+			l.broken = fmt.Sprintf("the durable prefix was deleted at rev %d", m.Revision)
+			l.final = nil
+			continue
+		case model.MoveOther:
+			if l.broken == "" {
+				l.broken = m.Why
+			}
+		}
+		c := m.Cursor
+		l.final = &c
+	}
+	return l
+}
+
+func (l *durableLog) last() (contract.Cursor, bool) {
+	if l.final == nil {
+		return contract.Cursor{}, false
+	}
+	return *l.final, true
+}
+
+// find is the sequence id of op's durable entry, or why there is none.
+func (l *durableLog) find(op *history.Op, want batchlog.OpType, claimed map[uint64]*history.Op) (uint64, string) {
+	if l.final == nil {
+		return 0, "nothing is durable: " + l.broken
+	}
+	if op.BatchID == 0 {
+		for seq := l.start.Cursor.Seq + 1; seq <= l.final.Seq; seq++ {
+			if de, ok := l.entries[seq]; ok && claimed[seq] == nil && matches(de.e, op, want) == "" {
+				return seq, ""
+			}
+		}
+		return 0, fmt.Sprintf("no %s of it in the durable history", want)
+	}
+	if op.Seq > l.final.Seq || op.BatchID > l.final.BatchID {
+		return 0, fmt.Sprintf("above the final durable prefix %s", *l.final)
+	}
+	de, ok := l.entries[op.Seq]
+	if !ok {
+		return 0, fmt.Sprintf("seq %d is not in the durable history's lineage (it starts at %s, %s)", op.Seq, l.start.Cursor, l.start.Kind)
+	}
+	if de.batch != op.BatchID {
+		return 0, fmt.Sprintf("seq %d is in durable batch %d (rev %d)", op.Seq, de.batch, de.rev)
+	}
+	if why := matches(de.e, op, want); why != "" {
+		return 0, fmt.Sprintf("durable batch %d (rev %d) holds %s at seq %d", de.batch, de.rev, why, op.Seq)
+	}
+	return op.Seq, ""
+}
+
+// matches says how entry e differs from what op acknowledged ("" when it
+// is op's entry).
+func matches(e batchlog.Entry, op *history.Op, want batchlog.OpType) string {
+	desc := fmt.Sprintf("%s %s/%s", e.Op, model.Key(e.Tenant, e.Key).Tenant, e.Key)
+	if e.Op != want {
+		return desc
+	}
+	switch want {
+	case batchlog.OpSegmentMount:
+		m, err := metadata.DecodeSegmentMountOp(e.Payload)
+		if err != nil || m.TransportEndpoint != op.Key {
+			return fmt.Sprintf("%s mounting another endpoint", desc)
+		}
+		return ""
+	}
+	if model.Key(e.Tenant, e.Key) != model.Key(op.Tenant, op.Key) {
+		return desc
+	}
+	if want == batchlog.OpPutEnd && op.Size != 0 {
+		p, err := metadata.DecodeMetadataPayload(e.Payload)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("%s whose payload does not decode (%v)", desc, err)
+		case p.Size != op.Size:
+			return fmt.Sprintf("%s of size %d, acknowledged %d", desc, p.Size, op.Size)
+		}
+	}
+	return ""
+}
+
+// snapshotCovers says whether an acknowledgement is covered by the
+// snapshot the durable history starts from rather than by one of its
+// batches. None is yet: the history of a run starts from an empty
+// namespace or from a legacy import, which no client op precedes. The
+// snapshot half of the model makes it the acknowledgements whose batch is
+// at or below the cursor of the snapshot the lineage starts from.
+func snapshotCovers(*Input, *durableLog) func(op *history.Op) bool {
+	return func(*history.Op) bool { return false }
+}
