@@ -50,7 +50,10 @@ type Injected struct {
 	// Corrupted are the snapshot ids whose objects the fault damaged behind
 	// the store, and AtRevision etcd's revision once it had: an audit can
 	// then tell a floor moved onto a snapshot known to be bad.
-	Corrupted  []string
+	Corrupted []string
+	// Ended are the masters whose process the fault ended (kill, stop,
+	// restart), and AtRevision etcd's revision once it had.
+	Ended      []string
 	AtRevision int64
 	heal       func(ctx context.Context) error
 }

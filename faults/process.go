@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // The process family: signals to a master's or an etcd member's process.
@@ -80,14 +81,42 @@ func startAgain(env Env, node string) func(context.Context) error {
 	return func(ctx context.Context) error { return env.Start(ctx, node) }
 }
 
+// ended records that the fault ended node's process when node is a
+// master, with etcd's revision once it had: whatever the node does after
+// that revision is a later incarnation's (an audit tells a restarted
+// primary's standby work from the primary's).
+func ended(ctx context.Context, env Env, in *Injected, node string) error {
+	if !slices.Contains(env.Masters(), node) {
+		return nil
+	}
+	rev, err := env.EtcdRevision(ctx)
+	if err != nil {
+		return err
+	}
+	in.Ended, in.AtRevision = append(in.Ended, node), rev
+	return nil
+}
+
+// endsProcess is onNode for a kind that ends the node's process: the
+// process's end is recorded (ended) once act returned.
+func endsProcess(act nodeAct, heal nodeHeal) func(context.Context, Env, Spec, *Injected) error {
+	inject := onNode(act, heal)
+	return func(ctx context.Context, env Env, s Spec, in *Injected) error {
+		if err := inject(ctx, env, s, in); err != nil {
+			return err
+		}
+		return ended(ctx, env, in, in.Targets[0])
+	}
+}
+
 var (
-	injectKill  = onNode(func(_ context.Context, env Env, node string, _ Spec) error { return env.Kill(node) }, startAgain)
+	injectKill  = endsProcess(func(_ context.Context, env Env, node string, _ Spec) error { return env.Kill(node) }, startAgain)
 	injectPause = onNode(func(_ context.Context, env Env, node string, _ Spec) error { return env.Pause(node) },
 		func(env Env, node string) func(context.Context) error {
 			return func(context.Context) error { return env.Resume(node) }
 		})
-	injectStop    = onNode(func(_ context.Context, env Env, node string, s Spec) error { return env.Stop(node, grace(s)) }, startAgain)
-	injectRestart = onNode(func(ctx context.Context, env Env, node string, s Spec) error {
+	injectStop    = endsProcess(func(_ context.Context, env Env, node string, s Spec) error { return env.Stop(node, grace(s)) }, startAgain)
+	injectRestart = endsProcess(func(ctx context.Context, env Env, node string, s Spec) error {
 		if err := env.Stop(node, grace(s)); err != nil {
 			return err
 		}

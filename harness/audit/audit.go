@@ -45,7 +45,11 @@ type Event struct {
 	Revisions []int64 `json:"revisions,omitempty"`
 	// Corrupted are snapshot ids whose objects this event damaged behind
 	// the store, and EtcdRevision etcd's revision once it had.
-	Corrupted    []string `json:"corrupted,omitempty"`
+	Corrupted []string `json:"corrupted,omitempty"`
+	// Ended are the masters whose process this event ended (a kill, stop,
+	// restart or crash), EtcdRevision etcd's revision once they had: what
+	// such a node does after it is a later incarnation's.
+	Ended        []string `json:"ended,omitempty"`
 	EtcdRevision int64    `json:"etcd_rev,omitempty"`
 	// Anchor is the logical event a fault landed on (fault events only).
 	Anchor *Anchor `json:"anchor,omitempty"`

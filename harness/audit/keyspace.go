@@ -109,6 +109,9 @@ func newReplay(ks keyspace.Keyspace, events []Event, advertised map[string]strin
 				r.corrupted[id] = e.EtcdRevision
 			}
 		}
+		for _, node := range e.Ended {
+			r.capture.ended[node] = append(r.capture.ended[node], e.EtcdRevision)
+		}
 	}
 	return r
 }

@@ -28,6 +28,10 @@ type captureTrack struct {
 	candidates map[string]candidate  // present candidate keys
 	tokens     map[int64]string      // maintenance lease → owner token
 	claimer    map[uint64]*candidate // producer view → the leader that claimed it
+	// ended holds, per node, the etcd revisions at which the harness had
+	// ended its process (Event.Ended): a node's work after one is a later
+	// incarnation's.
+	ended map[string][]int64
 }
 
 // candidate is one election candidacy.
@@ -39,7 +43,7 @@ type candidate struct {
 
 func newCaptureTrack(advertised map[string]string) *captureTrack {
 	return &captureTrack{advertised: advertised, candidates: map[string]candidate{}, tokens: map[int64]string{},
-		claimer: map[uint64]*candidate{}}
+		claimer: map[uint64]*candidate{}, ended: map[string][]int64{}}
 }
 
 // token records the owner token a writer key put under lease holds (the
@@ -103,8 +107,9 @@ func (t *captureTrack) claimed(v uint64) { t.claimer[v] = t.leader() }
 // batch (the node that claimed its producer view) and that candidacy
 // still leads the election now: the node was the primary from the batch
 // through the publication, so it captured as the primary. A node that lost
-// the leadership in between may have captured as a standby since: not
-// judged (counted).
+// the leadership in between, or whose process the harness ended in between
+// (its candidacy outlives the process until its lease expires), may have
+// captured as a standby since: not judged (counted).
 func (r *replay) judgeCapture(rev int64, p *batchsnap.Pointer) {
 	t := r.capture
 	id, err := batchsnap.ParseID(p.SnapshotID)
@@ -144,6 +149,15 @@ func (r *replay) judgeCapture(rev int64, p *batchsnap.Pointer) {
 	if now == nil || now.key != lead.key || now.createRev != lead.createRev {
 		r.n["standby-captured: published by the primary of its batch after it lost the leadership (not judged)"]++
 		return
+	}
+	for _, end := range t.ended[primary] {
+		if lead.createRev < end && end <= rev {
+			// The process that led was ended: its candidacy outlives it
+			// until its lease expires, and the node's new process may
+			// capture as a standby meanwhile.
+			r.n["standby-captured: published by a later incarnation of its batch's primary (not judged)"]++
+			return
+		}
 	}
 	r.add("standby-captured", rev, "pointer to %s (lease %x, node %s) captured batch %d, which %s appended as the primary "+
 		"(it claimed view %d with its candidacy %s since rev %d), and %s still led the election when the pointer was written", p.SnapshotID,

@@ -543,3 +543,28 @@ func encView(v uint64) []byte {
 	}
 	return b
 }
+
+// The process of the primary that appended a batch is ended by the
+// harness, and the node's next process publishes a snapshot of that batch
+// while the old candidacy still leads (its lease not yet expired): a later
+// incarnation, a standby, captured it. Not judged, and counted; without
+// the harness's record of the ended process it fails.
+func TestStandbyCapturedAfterTheNodeRestarted(t *testing.T) {
+	r := goodHistory()
+	r.candidate(0x100, "http://a")
+	r.claim(3)      // a, the leader, claims view 3
+	r.appendBatch() // 7, under view 3
+	killedAt := r.rev
+	r.lease(2)
+	r.advertised = map[string]string{"http://a": "node"}
+	r.publish(7, 2, 3)
+	in := r.input()
+	require.False(t, KeyspaceOrder(in).Pass, "without the harness's record the node is the batch's primary")
+	in.Events = append(in.Events, Event{Kind: "fault", Name: "kill", Target: "node", Ended: []string{"node"}, EtcdRevision: killedAt})
+	res := KeyspaceOrder(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 1, res.Exercised["standby-captured: published by a later incarnation of its batch's primary (not judged)"])
+	// An end before the claim is an earlier process's: still judged.
+	in.Events[len(in.Events)-1].EtcdRevision = 1
+	require.False(t, KeyspaceOrder(in).Pass)
+}

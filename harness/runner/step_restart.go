@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -56,7 +57,11 @@ func (r *run) restartMasters(ctx context.Context, mode string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	r.events.add("fault", "restart-"+mode, "all masters", "restart-all", true)
+	ev := audit.Event{Kind: "fault", Name: "restart-" + mode, Target: "all masters", Detail: "restart-all", OK: true, Ended: r.env.Masters()}
+	if rev, err := r.env.EtcdRevision(ctx); err == nil {
+		ev.EtcdRevision = rev
+	}
+	r.events.push(ev)
 	for _, m := range r.env.Masters() {
 		if err := r.env.Start(ctx, m); err != nil {
 			return err

@@ -49,7 +49,7 @@ func (t *timeline) addHeal(name, target, detail string, ok bool, revs []int64, s
 // and which snapshots it damaged.
 func (t *timeline) addFault(kind, name, target, detail string, in *faults.Injected, anchor *audit.Anchor) {
 	t.push(audit.Event{Kind: kind, Name: name, Target: target, Detail: detail, OK: true,
-		Revisions: in.Revisions, Corrupted: in.Corrupted, EtcdRevision: in.AtRevision, Anchor: anchor})
+		Revisions: in.Revisions, Corrupted: in.Corrupted, Ended: in.Ended, EtcdRevision: in.AtRevision, Anchor: anchor})
 }
 
 func (t *timeline) lastEvent() string {
