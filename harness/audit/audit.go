@@ -99,6 +99,9 @@ type Input struct {
 	// tokens it puts), as the harness configured them (the bundle's
 	// logs/masters/*.yaml); nil when the bundle holds no configs.
 	Advertised map[string]string
+	// Snapshots are the snapshots pointers named during the run and what
+	// the bundle kept of each (nil: a bundle without the record).
+	Snapshots []KeptSnapshot
 	// Dir is the bundle's directory and Secrets what its secrets.json says
 	// to look for there (the log audit).
 	Dir     string
@@ -205,6 +208,9 @@ func Checks() []Check {
 		{"recovered-state", "each running node's final state equals the model's state at its cursor, rebuilt from the durable " +
 			"history alone: object by object, segment by segment, digest; no two live objects share memory at any durable prefix",
 			RecoveredState},
+		{"snapshot-content", "every snapshot a pointer named, as the run kept it, decodes through the contract (upstream's " +
+			"format) and holds exactly the model's state at its cursor; an import's holds the fixture's content; the final " +
+			"pointers' snapshots are judged", SnapshotContent},
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
 		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
 		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the " +

@@ -16,8 +16,8 @@ import (
 // prefix with the model's state digest for it (rebuilt from the etcd
 // history, converged-on-model), and, as before, that the nodes agree with
 // one another. Where the model has no start for the final state (a
-// history that starts from a legacy import, until the snapshot half of the
-// model gives it one) or the bundle holds no durable prefix at all, the
+// history that starts from a legacy import whose snapshot the bundle did
+// not keep) or the bundle holds no durable prefix at all, the
 // summary says so and only the nodes' agreement is judged; any other
 // reason the model cannot rebuild the final state (a batch upstream's
 // applier refuses, a history lost) fails.

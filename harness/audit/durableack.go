@@ -241,10 +241,10 @@ func matches(e batchlog.Entry, op *history.Op, want batchlog.OpType) string {
 
 // snapshotCovers says whether an acknowledgement is covered by the
 // snapshot the durable history starts from rather than by one of its
-// batches. None is yet: the history of a run starts from an empty
-// namespace or from a legacy import, which no client op precedes. The
-// snapshot half of the model makes it the acknowledgements whose batch is
-// at or below the cursor of the snapshot the lineage starts from.
+// batches. None is: the history of a run starts from an empty namespace
+// or from a legacy import, which no client op precedes (the import's
+// content is the model's start, judged against the fixture by
+// snapshot-content, not an acknowledgement).
 func snapshotCovers(*Input, *durableLog) func(op *history.Op) bool {
 	return func(*history.Op) bool { return false }
 }

@@ -82,7 +82,21 @@ var Invariants = []Invariant{
 		"decodes as upstream's, batches are contiguous above the floor, the prefix's terminal batch is present, the floor is " +
 		"at or below both pointers, each pointer's snapshot verifies",
 		"Complete OpLog Fallback; Ordered Floor Advancement; Rollout: operator tooling", "operator-verify", "runs judged"},
-	{"pointer-targets-present", "a pointer never names a snapshot group that is missing from the store while it is authoritative, and the final pointers verify",
+	{"snapshot-decodes", "every snapshot a pointer named, as the harness copied it while a pointer still named it, decodes through " +
+		"the contract as a recovering node reads it: exact keys, every object held to its size and CRC32C, upstream's encodings",
+		"Snapshot Objects; Recovery Protocol: validate before use", "snapshot-content", "kept snapshots"},
+	{"snapshot-content", "every published snapshot holds exactly the model's state at its cursor (the durable state of the last move " +
+		"to that cursor before its pointer was put): every object, replica and segment, nothing more; and the durable prefix had " +
+		"reached its cursor", "State Contract; Capture Protocol: Complete-Batch Linearization", "snapshot-content",
+		"kept snapshots judged against the model"},
+	{"import-snapshot-content", "the snapshot a legacy import publishes holds the fixture's content: the digest its generator " +
+		"computed apart, its objects and sizes, its segment count; only then is it the model's start",
+		"Legacy Snapshot Removal: explicit import", "snapshot-content", "imports"},
+	{"final-snapshot-judged", "both final pointers' snapshots were kept and judged, unless a fault damaged them or the bundle's " +
+		"budget for snapshot objects was spent", "Acceptance Criteria: recovery from the latest snapshot", "snapshot-content",
+		"final pointers"},
+	{"pointer-targets-present", "a pointer never names a snapshot group that is missing from the store while it is authoritative " +
+		"(its descriptor, or any object the harness kept of it), and the final pointers verify",
 		"GC: protected objects are never deleted", "objects", "store samples with both pointers unchanged across the listing"},
 	{"ack-durable", "every acknowledged mutation's entry (its op, tenant, key, and a put's size) is in a batch at or below the final " +
 		"durable prefix, in the lineage the final prefix belongs to, as etcd's history decoded through the contract shows it",
@@ -114,6 +128,10 @@ var failingTests = map[string]string{
 	"converged-on-model":      "TestConvergenceFailsOffTheModel",
 	"replicas-disjoint":       "TestRecoveredStateFailsOverlappingReplicas",
 	"pointer-targets-present": "TestObjectsAuditFailsAMissingTarget",
+	"snapshot-decodes":        "TestSnapshotContentFailsWhatItCannotJudge",
+	"snapshot-content":        "TestSnapshotContentFailsEveryDifference",
+	"import-snapshot-content": "TestSnapshotContentJudgesTheImportAgainstTheFixture",
+	"final-snapshot-judged":   "TestSnapshotContentFailsWhatItCannotJudge",
 	"operator-verify":         "TestOperatorVerifyFailsAViolation",
 	"legacy-import-once":      "TestKeyspaceOrderAcceptsAnImport",
 	"acknowledged-present":    "TestAcknowledgedData",

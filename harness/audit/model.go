@@ -41,11 +41,11 @@ func injectedRevisions(events []Event) map[int64]bool {
 }
 
 // modelStart is where the model starts a history that does not begin
-// with an empty namespace (a legacy import). None yet: the snapshot half
-// of the model (a snapshot's decoded objects and segments, through
-// model.FromSnapshot) plugs in here; until then such a state is unknown,
-// and the audits say so.
-func modelStart(*Input) model.Start { return nil }
+// with an empty namespace (a legacy import): the content of the snapshot
+// the import published, as the bundle kept it, when it is the fixture's
+// (importStart). Without a kept copy such a state is unknown, and the
+// audits say so.
+func modelStart(in *Input) model.Start { return importStart(in) }
 
 // errNoDurablePrefix: the bundle's etcd history never held a durable
 // prefix (a run that failed before its cluster started, or a bundle

@@ -101,7 +101,7 @@ func RecoveredState(in *Input) Result {
 		summary += fmt.Sprintf(", final durable prefix batch %d", final.Cursor.BatchID)
 	}
 	if importBase {
-		summary += "; not judged: nodes whose history starts from a legacy import (the model has no start for it yet)"
+		summary += "; not judged: nodes whose history starts from a legacy import the bundle kept no snapshot of (the model has no start for it)"
 	}
 	if checked == 0 && ev.empty() && !importBase {
 		ev.add("no running node to judge")

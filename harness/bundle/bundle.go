@@ -33,6 +33,8 @@ const (
 	ObjectsFile     = "objects.json"          // the snapshot store at the end: pointers verified, listing
 	VerifyFile      = "namespace-verify.json" // oplogctl verify's report on the namespace at the end
 	BaseFile        = "legacy-base.json"      // what a legacy import brought: the fixture's objects and digest
+	SnapshotsFile   = "snapshots.json"        // every snapshot a pointer named, and whether its objects were kept
+	SnapshotsDir    = audit.KeptSnapshotsDir  // the kept snapshots' objects, each at its key
 	LogsDir         = "logs"                  // every process log and config
 	AuditFile       = "audit.json"
 	SummaryFile     = "summary.md"
@@ -234,6 +236,12 @@ func Open(path string) (*Bundle, error) {
 	if _, err := os.Stat(filepath.Join(dir, BaseFile)); err == nil {
 		in.Base = &audit.Base{}
 		if err := readJSON(dir, BaseFile, in.Base); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, SnapshotsFile)); err == nil {
+		in.Snapshots = []audit.KeptSnapshot{}
+		if err := readJSON(dir, SnapshotsFile, &in.Snapshots); err != nil {
 			return nil, err
 		}
 	}

@@ -183,7 +183,8 @@ func (d *Durable) Lineage() []Move {
 
 // Start gives the state a MoveImport stands for (the imported snapshot's
 // objects and segments at its cursor, through FromSnapshot). Nil, or an
-// error, leaves it unknown. The snapshot half of the model plugs in here.
+// error, leaves it unknown (the audits give the snapshot the import
+// published, as the bundle kept it: harness/audit's importStart).
 type Start func(m Move) (*State, error)
 
 // Walk replays the durable history from its first move: after each move it

@@ -97,7 +97,21 @@ func (r *run) collect(ctx context.Context) error {
 	if verr != nil {
 		return fmt.Errorf("verify the namespace: %w", verr)
 	}
-	return r.keepHistory(ctx, cli, ks, final.Revision)
+	if err := r.keepHistory(ctx, cli, ks, final.Revision); err != nil {
+		return err
+	}
+	// Every snapshot a pointer named: the final ones while the masters
+	// are frozen (whole), then those of the history the sampler missed.
+	if st, err := r.store(); err == nil && st != nil {
+		live := func(ctx context.Context) ([2][]byte, error) { return readPointers(ctx, cli, ks) }
+		r.keepNamed(ctx, cli, ks, st)
+		events, err := etcddump.ReadHistoryFile(filepath.Join(r.dir, bundle.EtcdHistoryFile))
+		if err != nil {
+			return err
+		}
+		r.keeper.noteHistory(ctx, st, ks, events, live)
+	}
+	return nil
 }
 
 // freezeMasters pauses every running master and returns what resumes them.
@@ -182,6 +196,11 @@ func (r *run) writeBundle(meta bundle.Meta) error {
 	}
 	if r.base != nil {
 		if err := bundle.WriteJSON(r.dir, bundle.BaseFile, r.base); err != nil {
+			return err
+		}
+	}
+	if r.cluster != nil && (r.cluster.S3 != nil || r.cluster.StoreDir != "") {
+		if err := r.keeper.write(r.dir); err != nil {
 			return err
 		}
 	}

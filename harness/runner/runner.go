@@ -121,6 +121,8 @@ type run struct {
 	base *audit.Base
 	// refusals counts masters started to be refused (assert refuses).
 	refusals int
+	// keeper copies every snapshot a pointer names into the bundle.
+	keeper *snapshotKeeper
 }
 
 // Run runs sc.
@@ -138,7 +140,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		return nil, err
 	}
 	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{},
-		healed: map[string]*faults.Injected{}, ended: map[string]*proc.Process{}, histFrom: 1}
+		healed: map[string]*faults.Injected{}, ended: map[string]*proc.Process{}, histFrom: 1,
+		keeper: newSnapshotKeeper(dir, start)}
 	r.events.start = start
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)

@@ -73,6 +73,9 @@ func (r *run) sample(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		r.sampleOnce(rctx, cli, ks, st)
 		cancel()
+		kctx, kcancel := context.WithTimeout(ctx, 30*time.Second)
+		r.keepNamed(kctx, cli, ks, st)
+		kcancel()
 		select {
 		case <-ctx.Done():
 			return
@@ -97,7 +100,7 @@ func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks keyspace.
 		if list, err := st.List(ctx, prefix); err == nil {
 			x.Groups = countGroups(list, prefix)
 			if after, aerr := readPointers(ctx, cli, ks); berr == nil && aerr == nil {
-				x.MissingTargets = missingTargets(before, after, list, prefix)
+				x.MissingTargets = missingTargets(before, after, list, r.keeper.keysOf)
 			}
 		}
 	}
@@ -134,10 +137,27 @@ func readPointers(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspac
 	return out, nil
 }
 
+// keepNamed keeps (snapshotKeeper) the snapshots the pointers name now.
+func (r *run) keepNamed(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objects.Reader) {
+	if st == nil || r.keeper == nil {
+		return
+	}
+	live := func(ctx context.Context) ([2][]byte, error) { return readPointers(ctx, cli, ks) }
+	ptrs, err := live(ctx)
+	if err != nil {
+		return
+	}
+	for _, raw := range ptrs {
+		r.keeper.note(ctx, st, raw, live)
+	}
+}
+
 // missingTargets names each pointer that stayed the same across a listing
-// (read before and after it) yet whose snapshot's descriptor the listing
-// does not hold: an authoritative snapshot that is gone from the store.
-func missingTargets(before, after [2][]byte, list []objects.Object, prefix string) []string {
+// (read before and after it) yet whose snapshot is not whole in it: its
+// descriptor, or any object the keeper copied while a pointer named it
+// (kept gives those keys by snapshot id), is gone from the store while the
+// snapshot is authoritative.
+func missingTargets(before, after [2][]byte, list []objects.Object, kept func(id string) []string) []string {
 	have := map[string]bool{}
 	for _, o := range list {
 		have[o.Key] = true
@@ -153,6 +173,13 @@ func missingTargets(before, after [2][]byte, list []objects.Object, prefix strin
 		}
 		if !have[p.DescriptorKey] {
 			out = append(out, name+" "+p.SnapshotID)
+			continue
+		}
+		for _, key := range kept(p.SnapshotID) {
+			if !have[key] {
+				out = append(out, name+" "+p.SnapshotID+" ("+key+")")
+				break
+			}
 		}
 	}
 	return out
