@@ -216,7 +216,8 @@ func Checks() []Check {
 		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the " +
 			"fixture's snapshot and its exact digest", LegacyImport},
 		{"operator-verify", "oplogctl verify finds no violation in the namespace the run left (every batch record, the prefix " +
-			"and its terminal batch, the view, the floor, the pointers and their snapshots)", OperatorVerify},
+			"and its terminal batch, the view, the floor, the pointers and their snapshots) but at what a fault left damaged on " +
+			"purpose, which it names", OperatorVerify},
 		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds},
 		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},

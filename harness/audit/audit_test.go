@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
 )
 
@@ -185,10 +186,41 @@ func TestOperatorVerifyFailsAViolation(t *testing.T) {
 
 	in.Events = []Event{{Kind: "fault", Name: "kill", OK: true}}
 	require.False(t, OperatorVerify(in).Pass, "a kill damages no record")
-	in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-batch", OK: true})
+	// A damaging fault excuses the violations at what it left damaged,
+	// named; the rest are judged as in any run.
+	batch2, batch3 := "/oplog/c/batches/00000000000000000002", "/oplog/c/batches/00000000000000000003"
+	in.Etcd = []etcddump.Event{{Revision: 7, Type: "put", Key: batch2}, {Revision: 8, Type: "put", Key: batch3},
+		{Revision: 12, Type: "put", Key: batch2}}
+	in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-batch", OK: true, Revisions: []int64{12}})
 	res = OperatorVerify(in)
-	require.True(t, res.Pass)
-	require.Contains(t, res.Summary, "not applicable: the run damaged records on purpose (corrupt-batch)")
+	require.True(t, res.Pass, res.Evidence)
+	require.Contains(t, res.Summary, "1 on what the run damaged on purpose (/oplog/c/batches/00000000000000000002 by corrupt-batch), not judged")
+	in.Verify.Violations = append(in.Verify.Violations, VerifyViolation{Key: batch3, Reason: "first_seq 9 does not follow batch 2's last_seq 4"})
+	res = OperatorVerify(in)
+	require.False(t, res.Pass)
+	require.Equal(t, []string{batch3 + ": first_seq 9 does not follow batch 2's last_seq 4"}, res.Evidence)
+
+	// A record the system wrote again since is no longer damaged.
+	in.Verify.Violations = in.Verify.Violations[:1]
+	in.Etcd = append(in.Etcd, etcddump.Event{Revision: 13, Type: "put", Key: batch2})
+	require.False(t, OperatorVerify(in).Pass)
+
+	// A snapshot damaged behind the store excuses what names it.
+	in.Verify.Violations = []VerifyViolation{{Key: "/oplog/c/snapshot/latest", Reason: "latest snapshot 9-3 does not verify: CRC32C"}}
+	in.Events = []Event{{Kind: "fault", Name: "corrupt-snapshot", OK: true, Corrupted: []string{"9-3"}}}
+	res = OperatorVerify(in)
+	require.True(t, res.Pass, res.Evidence)
+	require.Contains(t, res.Summary, "snapshot 9-3 by corrupt-snapshot")
+	in.Events[0].Corrupted = []string{"9-4"}
+	require.False(t, OperatorVerify(in).Pass)
+
+	// A damaging fault that says nothing of what it damaged cannot be
+	// judged around.
+	in.Verify.Violations = nil
+	in.Events = []Event{{Kind: "fault", Name: "corrupt-batch", OK: true}}
+	res = OperatorVerify(in)
+	require.False(t, res.Pass)
+	require.Contains(t, res.Evidence[0], "the fault corrupt-batch damaged records without saying which")
 
 	in.Events, in.Verify.Violations = nil, nil
 	require.True(t, OperatorVerify(in).Pass)

@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -206,26 +207,104 @@ func AcknowledgedMutations(ops []history.Op) int {
 
 // OperatorVerify holds the namespace the run left to the operator's
 // verifier: a run whose faults only stopped, froze, cut off or restarted
-// parts must leave a namespace with no violation. A run that damaged
-// records on purpose (a kind the fault registry marks Damages) is not judged (its findings stay in the bundle).
+// parts must leave a namespace with no violation. In a run that damaged
+// records on purpose (a kind the fault registry marks Damages), the
+// violations at what is still damaged at the end (an etcd key a fault
+// wrote last, a snapshot whose objects a fault damaged) are counted and
+// named, not judged, and every other violation fails as in any run.
 func OperatorVerify(in *Input) Result {
 	if in.Verify == nil {
 		return Result{Pass: true, Summary: "not applicable: the bundle has no verifier report"}
 	}
 	v := in.Verify
 	summary := fmt.Sprintf("%d keys, %d batch records at revision %d: %d violations", v.Keys, v.Batches, v.Revision, len(v.Violations))
-	var damaged []string
-	for _, e := range in.Events {
-		if e.Kind == "fault" && e.OK && faults.Damaging(e.Name) && !slices.Contains(damaged, e.Name) {
-			damaged = append(damaged, e.Name)
-		}
-	}
-	if len(damaged) > 0 {
-		return Result{Pass: true, Summary: "not applicable: the run damaged records on purpose (" + strings.Join(damaged, ", ") + "); " + summary}
-	}
+	dmg := damageOf(in)
 	var ev evidence
+	excused := 0
 	for _, x := range v.Violations {
+		if why := dmg.excuses(x); why != "" {
+			excused++
+			continue
+		}
 		ev.add("%s: %s", x.Key, x.Reason)
 	}
-	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: map[string]int{"operator-verify": 1}}
+	if !dmg.empty() {
+		summary += fmt.Sprintf("; %d on what the run damaged on purpose (%s), not judged; the rest judged", excused, dmg)
+	}
+	for _, name := range dmg.unnamed {
+		ev.add("the fault %s damaged records without saying which: the verifier's report cannot be judged around it", name)
+	}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: map[string]int{"operator-verify": 1,
+		"operator-verify: violations on damaged records": excused}}
+}
+
+// damage is what the run's faults damaged on purpose and left damaged: the
+// etcd keys whose last write in the history is a fault's, and the
+// snapshots whose objects a fault damaged behind the store.
+type damage struct {
+	keys      map[string]string // key → the fault that wrote it last
+	snapshots map[string]string // snapshot id → the fault that damaged it
+	unnamed   []string          // damaging faults that recorded neither
+}
+
+func damageOf(in *Input) damage {
+	d := damage{keys: map[string]string{}, snapshots: map[string]string{}}
+	byRev := map[int64]string{}
+	for _, e := range in.Events {
+		if e.Kind != "fault" || !e.OK || !faults.Damaging(e.Name) {
+			continue
+		}
+		for _, rev := range e.Revisions {
+			byRev[rev] = e.Name
+		}
+		for _, id := range e.Corrupted {
+			d.snapshots[id] = e.Name
+		}
+		if len(e.Revisions) == 0 && len(e.Corrupted) == 0 && !slices.Contains(d.unnamed, e.Name) {
+			d.unnamed = append(d.unnamed, e.Name)
+		}
+	}
+	last := map[string]int64{}
+	for _, e := range in.Etcd {
+		last[e.Key] = e.Revision
+	}
+	for key, rev := range last {
+		if name, ok := byRev[rev]; ok {
+			d.keys[key] = name
+		}
+	}
+	return d
+}
+
+func (d damage) empty() bool { return len(d.keys) == 0 && len(d.snapshots) == 0 && len(d.unnamed) == 0 }
+
+// excuses says why a violation is the damage's own doing ("" when it is
+// not): it is at a damaged key, or it names a damaged snapshot.
+func (d damage) excuses(x VerifyViolation) string {
+	if name, ok := d.keys[x.Key]; ok {
+		return name
+	}
+	for id, name := range d.snapshots {
+		if strings.Contains(x.Reason, "snapshot "+id+" ") {
+			return name
+		}
+	}
+	return ""
+}
+
+func (d damage) String() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(d.keys)) {
+		parts = append(parts, k+" by "+d.keys[k])
+	}
+	for _, id := range slices.Sorted(maps.Keys(d.snapshots)) {
+		parts = append(parts, "snapshot "+id+" by "+d.snapshots[id])
+	}
+	if len(parts) == 0 {
+		return "nothing left damaged"
+	}
+	if len(parts) > 6 {
+		parts = append(parts[:6], fmt.Sprintf("%d more", len(parts)-6))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -78,7 +78,8 @@ var Invariants = []Invariant{
 		"Legacy Snapshot Removal: explicit import", "keyspace-order", "imports"},
 	{"namespace-keys", "no key outside the contract appears in the namespace",
 		"Etcd Keyspace", "keyspace-order", "keys"},
-	{"operator-verify", "the namespace a run without damaging faults leaves passes oplogctl verify: every batch record " +
+	{"operator-verify", "the namespace a run leaves passes oplogctl verify, but for what its faults left damaged on purpose (a key " +
+		"a fault wrote last, a snapshot a fault damaged: named, not judged): every batch record " +
 		"decodes as upstream's, batches are contiguous above the floor, the prefix's terminal batch is present, the floor is " +
 		"at or below both pointers, each pointer's snapshot verifies",
 		"Complete OpLog Fallback; Ordered Floor Advancement; Rollout: operator tooling", "operator-verify", "runs judged"},
