@@ -56,7 +56,7 @@ func init() {
 			"snapshot/maintenance|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's " +
 			"snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a " +
 			"valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes " +
-			"a stray writer or leader key; pointers and objects have no heal (a publication repairs)",
+			"a stray maintenance or leader key; pointers and objects have no heal (a publication repairs)",
 		check: func(s Spec) error {
 			if _, err := ParseGarbageTarget(s.Target); err != nil {
 				return err

@@ -144,7 +144,7 @@ type StoreReport struct {
 // PointerCheck is one final pointer and the verdict on the snapshot it
 // names, opened by exact keys and verified (the runner takes it from the
 // operator's verifier, which opens each pointer's snapshot with
-// contract.OpenSnapshot).
+// batchsnap.Open).
 type PointerCheck struct {
 	Slot       string `json:"slot"`
 	Raw        string `json:"raw,omitempty"`

@@ -156,7 +156,7 @@ func MinimumWork(in *Input) Result {
 
 // ObjectsAudit checks the pointers the run ended with: each slot present must
 // decode, and the snapshot it names must open by exact keys and verify
-// (descriptor, manifest, every payload object's size and checksum, envelope).
+// (descriptor, manifest, segments and every chunk held to its size and CRC32C, then decoded).
 func ObjectsAudit(in *Input) Result {
 	if in.Objects == nil {
 		return Result{Pass: true, Summary: "not applicable: the run had no snapshot store"}

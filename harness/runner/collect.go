@@ -245,7 +245,7 @@ func copyLogs(work, dst string) error {
 // verifyNamespace runs what oplogctl verify runs on the namespace the run
 // left (the masters still frozen) and keeps its report for the
 // operator-verify audit. With a store, the verifier opens each pointer's
-// snapshot by exact keys (contract.OpenSnapshot); collectObjects takes its
+// snapshot by exact keys (batchsnap.Open); collectObjects takes its
 // verdicts from the report returned.
 func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (*verify.Report, error) {
 	st, err := r.store()

@@ -5,8 +5,8 @@
 //
 // The old format is read only: nothing here writes it (the fixtures are
 // written by fixtures/legacy/gen). Pointer mode never treats an old snapshot
-// as an authority: an import converts it into an ordinary schema-v1
-// snapshot, and one fenced etcd transaction makes that snapshot the latest
+// as an authority: an import converts it into an ordinary batch-OpLog
+// snapshot (upstream's format), and one fenced etcd transaction makes that snapshot the latest
 // pointer at batch 1 with the compaction floor at 1, and writes batch 1 as
 // the durable prefix's terminal batch (ImportBatch: one entry no applier
 // takes, at the legacy sequence) — batch 1 stands for the whole imported

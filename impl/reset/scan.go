@@ -20,7 +20,7 @@ type keyClass struct {
 	prefix bool
 }
 
-// managedKeys lists every key and prefix a master writes (impl/keyspace).
+// managedKeys lists every key and prefix a master writes (impl/contract/keyspace).
 // The election keys live under leader + "/" (concurrency.NewElection adds
 // the slash).
 func managedKeys(ks keyspace.Keyspace) []keyClass {

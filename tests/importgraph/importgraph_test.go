@@ -18,9 +18,9 @@ const module = "github.com/oplogha/oplogha/"
 
 // TestHarnessReadsImplOnlyThroughTheContract: no harness or faults package
 // imports an impl package outside impl/contract. The records the harness
-// judges (keys, batches, prefix, view, floor, pointer, snapshot id, checksum
-// string, import record, import batch, the snapshot's descriptor, manifest,
-// envelope header and object names) and the legacy layout of a fixture are
+// judges (keys, batches, prefix, view, floor, pointer, snapshot id, import
+// record, import batch, the snapshot's descriptor, manifest, segments and
+// object chunks) and the legacy layout of a fixture are
 // read through the contract; the operator's verifier the runner runs on
 // every namespace is impl/contract/verify, contract only like every package
 // under impl/contract (TestContractImportsOnlyTheContract), so its verdict
