@@ -112,6 +112,9 @@ type Store interface {
 	// StoreFile is the file behind a stored object, for corruption behind
 	// the S3 server's back.
 	StoreFile(key string) (string, error)
+	// StorePut places an object through the store's own API (the S3
+	// server), as any writer would: no corruption, a stray object.
+	StorePut(ctx context.Context, key string, data []byte) error
 }
 
 // WorkDirs names a master's local directories.

@@ -93,6 +93,17 @@ func (e *keyEnv) EtcdOldest(_ context.Context, prefix string) (string, []byte, e
 	return "", nil, nil
 }
 
+func (e *keyEnv) StorePut(_ context.Context, key string, data []byte) error {
+	f, err := e.StoreFile(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(f, data, 0o644)
+}
+
 func (e *keyEnv) StoreFile(key string) (string, error) {
 	return filepath.Join(e.dir, filepath.FromSlash(key)), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/docker"
 	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/objects"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
 )
@@ -326,6 +327,31 @@ func (e *Env) EtcdPut(ctx context.Context, key string, value []byte) (int64, err
 		return 0, err
 	}
 	return resp.Header.Revision, nil
+}
+
+// StorePut writes an object through the store's API with the harness's
+// own client.
+func (e *Env) StorePut(ctx context.Context, key string, data []byte) error {
+	var st objects.Reader
+	switch {
+	case e.C.S3 != nil:
+		tr, err := e.C.S3.Transport()
+		if err != nil {
+			return err
+		}
+		if st, err = objects.S3(e.C.S3.Endpoint, SnapshotBucket, e.C.S3.AccessKey, e.C.S3.SecretKey, tr); err != nil {
+			return err
+		}
+	case e.C.StoreDir != "":
+		st = objects.Dir(e.C.StoreDir)
+	default:
+		return fmt.Errorf("%w: this cluster has no snapshot store", faults.ErrUnavailable)
+	}
+	p, ok := st.(objects.Putter)
+	if !ok {
+		return fmt.Errorf("%w: the store %s takes no writes from the harness", faults.ErrUnavailable, st.Name())
+	}
+	return p.PutObject(ctx, key, data)
 }
 
 // StoreFile maps an object key to the file the store keeps it in.

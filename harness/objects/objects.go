@@ -8,6 +8,7 @@
 package objects
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,13 @@ type Reader interface {
 	// List is every object whose key starts with prefix, in key order.
 	List(ctx context.Context, prefix string) ([]Object, error)
 	GetObject(ctx context.Context, key string) (io.ReadCloser, int64, error)
+}
+
+// Putter is a store the harness can also write an object into through the
+// store's own API (the S3 server, the directory): a fault that places an
+// object where a master will meet it.
+type Putter interface {
+	PutObject(ctx context.Context, key string, data []byte) error
 }
 
 // ErrNotFound: no object under that key.
@@ -81,6 +89,13 @@ func (s *s3Reader) List(ctx context.Context, prefix string) ([]Object, error) {
 		out = append(out, Object{Key: oi.Key, Size: oi.Size})
 	}
 	return out, nil
+}
+
+func (s *s3Reader) PutObject(ctx context.Context, key string, data []byte) error {
+	if _, err := s.c.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
 }
 
 func (s *s3Reader) GetObject(ctx context.Context, key string) (io.ReadCloser, int64, error) {
@@ -141,6 +156,17 @@ func (d dirReader) List(_ context.Context, prefix string) ([]Object, error) {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, err
+}
+
+func (d dirReader) PutObject(_ context.Context, key string, data []byte) error {
+	if key == "" || strings.Contains(key, "..") || strings.HasPrefix(key, "/") {
+		return fmt.Errorf("put %q: not a key of this store", key)
+	}
+	p := filepath.Join(d.root, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o644)
 }
 
 func (d dirReader) GetObject(_ context.Context, key string) (io.ReadCloser, int64, error) {

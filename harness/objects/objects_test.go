@@ -55,6 +55,9 @@ func TestDirListsAndGets(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 	_, _, err = r.GetObject(ctxT(t), "../escape")
 	require.Error(t, err)
+	require.NoError(t, r.(Putter).PutObject(ctxT(t), "snaps/c2/objects/0.bin", []byte("placed")))
+	require.Equal(t, "placed", string(read(t, r, "snaps/c2/objects/0.bin")))
+	require.Error(t, r.(Putter).PutObject(ctxT(t), "../escape", nil))
 	list, err = Dir(filepath.Join(root, "none")).List(ctxT(t), "")
 	require.NoError(t, err)
 	require.Empty(t, list, "a store nothing was written to yet lists nothing")
@@ -97,4 +100,8 @@ func TestS3ListsEveryPageAndGets(t *testing.T) {
 	require.Equal(t, bytes.Repeat([]byte{byte(12)}, 12%7+1), read(t, r, "c1/s/chunks/000012.bin"))
 	_, _, err = r.GetObject(ctx, "c1/s/missing")
 	require.True(t, errors.Is(err, ErrNotFound), "missing key: %v", err)
+
+	// The harness places an object through the server's own API.
+	require.NoError(t, r.(Putter).PutObject(ctx, "c1/t/objects/0.bin", []byte("placed")))
+	require.Equal(t, []byte("placed"), read(t, r, "c1/t/objects/0.bin"))
 }

@@ -75,6 +75,8 @@ func snapshotCode(err error) string {
 		return "cas_conflict"
 	case errors.Is(err, publish.ErrLeaseLost):
 		return "lease_lost"
+	case errors.Is(err, snapshot.ErrPrefixTaken):
+		return "prefix_taken"
 	case errors.As(err, &pe):
 		return "snapshot_" + pe.phase + "_failed"
 	}

@@ -44,6 +44,13 @@ func (p *Prepared) Pointer() batchsnap.Pointer {
 	return batchsnap.PointerTo(p.Descriptor, p.Keys.Descriptor(), p.DescriptorRaw)
 }
 
+// Work files are named WorkFilePrefix + the snapshot id + "-" + a random
+// suffix + WorkFileSuffix.
+const (
+	WorkFilePrefix = "oplogha-snapshot-"
+	WorkFileSuffix = ".payload"
+)
+
 // Prepare checks the writer's arguments as upstream's writer does
 // (writer.cpp:83-89: an artifact prefix that builds, an id that starts with
 // the capture's batch, a consistent cursor, a view and a creation time of
@@ -69,7 +76,9 @@ func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
 	case spec.View < 0 || spec.ChunkObjects <= 0 || spec.CreatedAt.UnixMilli() < 0:
 		return nil, fmt.Errorf("%w: view %d, chunk object count %d, created %d", ErrWriterArguments, spec.View, spec.ChunkObjects, spec.CreatedAt.UnixMilli())
 	}
-	f, err := os.CreateTemp(spec.WorkDir, "oplogha-snapshot-*.payload")
+	// The work file names its attempt (the snapshot id), so an operator
+	// finding one left behind knows whose it was.
+	f, err := os.CreateTemp(spec.WorkDir, WorkFilePrefix+spec.ID.String()+"-*"+WorkFileSuffix)
 	if err != nil {
 		return nil, err
 	}

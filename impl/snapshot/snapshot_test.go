@@ -68,6 +68,8 @@ func prepare(t testing.TB, s *state.State, root string, lease int64, chunk int) 
 		ChunkObjects: chunk, CreatedAt: time.UnixMilli(1767225600000)})
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
+	// The work file names its attempt (faults' occupy-prefix reads it).
+	require.True(t, strings.HasPrefix(filepath.Base(p.File.Name()), WorkFilePrefix+NewID(s.Cursor().BatchID, lease).String()+"-"), p.File.Name())
 	return p
 }
 
