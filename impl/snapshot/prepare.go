@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -101,11 +100,10 @@ func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var chunk batchsnap.ObjectChunk
-		var strs structpack.Strings
+		var check state.SnapshotChecker
 		for part := range parts {
 			if checkErr == nil {
-				checkErr = checkPart(f, part, &chunk, &strs)
+				checkErr = checkPart(f, part, &check)
 			}
 		}
 		checkEnd = time.Now()
@@ -141,10 +139,9 @@ func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
 // CheckFile decode-checks every part of l in f, one after another: what
 // Prepare does alongside the encoder.
 func CheckFile(f *os.File, l *Layout) error {
-	var chunk batchsnap.ObjectChunk
-	var strs structpack.Strings
+	var check state.SnapshotChecker
 	for _, part := range l.Parts() {
-		if err := checkPart(f, part, &chunk, &strs); err != nil {
+		if err := checkPart(f, part, &check); err != nil {
 			return err
 		}
 	}
@@ -153,12 +150,14 @@ func CheckFile(f *os.File, l *Layout) error {
 
 // checkPart reads part back from f, holds it to its size and CRC32C, and
 // decodes it: segments, or a chunk of its index and count whose every object
-// the state model accepts.
-func checkPart(f *os.File, part Part, chunk *batchsnap.ObjectChunk, strs *structpack.Strings) error {
-	data := make([]byte, part.Size)
-	if _, err := f.ReadAt(data, part.Offset); err != nil && err != io.EOF {
+// the state model accepts. It keeps nothing it decodes: the part is mapped,
+// not copied, and a chunk is scanned one object at a time.
+func checkPart(f *os.File, part Part, check *state.SnapshotChecker) error {
+	data, release, err := readPart(f, part.Offset, part.Size)
+	if err != nil {
 		return fmt.Errorf("%s: %w", part.Name, err)
 	}
+	defer release()
 	if got := batchsnap.CRC32C(data); got != part.CRC32C {
 		return fmt.Errorf("%s: %w: the file holds CRC32C %08x, the encoder computed %08x", part.Name, ErrChecksum, got, part.CRC32C)
 	}
@@ -177,13 +176,16 @@ func checkPart(f *os.File, part Part, chunk *batchsnap.ObjectChunk, strs *struct
 		}
 		return nil
 	}
-	if err := batchsnap.DecodeObjectChunkInto(data, part.Index, part.Count, chunk, strs); err != nil {
-		return fmt.Errorf("%s: %w", part.Name, err)
-	}
-	for i := range chunk.Objects {
-		if _, _, err := state.ObjectFromSnapshot(&chunk.Objects[i]); err != nil {
-			return fmt.Errorf("%s: object %d: %w", part.Name, i, err)
+	i := 0
+	err = batchsnap.ScanObjectChunk(data, part.Index, part.Count, structpack.Views(), func(e *batchsnap.ObjectEntry) error {
+		if err := check.Check(e); err != nil {
+			return fmt.Errorf("object %d: %w", i, err)
 		}
+		i++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", part.Name, err)
 	}
 	return nil
 }

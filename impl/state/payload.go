@@ -96,11 +96,19 @@ func objectFromFields(f *metadata.MetadataFields) (*Object, error) {
 // validates.
 func objectFromReplicas(reps []metadata.ReplicaFields) (*Object, error) {
 	o := newObject(len(reps))
+	if err := fillReplicas(o, reps); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// fillReplicas sets o.Replicas (of len(reps) already) from reps.
+func fillReplicas(o *Object, reps []metadata.ReplicaFields) error {
 	for i := range reps {
 		rd := &reps[i]
 		st, err := statusFromContract(rd.Status)
 		if err != nil {
-			return nil, fmt.Errorf("replica %d: %w", i, err)
+			return fmt.Errorf("replica %d: %w", i, err)
 		}
 		r := &o.Replicas[i]
 		r.ID, r.Status = rd.ID, st
@@ -119,10 +127,10 @@ func objectFromReplicas(reps []metadata.ReplicaFields) (*Object, error) {
 			v := &rd.DistributedFS
 			r.Kind, r.FilePath, r.Offset, r.Length, r.AlignedSize, r.ShardIdx = ReplicaDFS, v.FilePath, v.Offset, v.ObjectSize, v.AlignedSize, v.ShardIdx
 		default:
-			return nil, fmt.Errorf("%w: replica %d has no descriptor", ErrMalformed, i)
+			return fmt.Errorf("%w: replica %d has no descriptor", ErrMalformed, i)
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // replicaFields is r as upstream's Replica::Descriptor, its variant in place.

@@ -33,13 +33,23 @@ func SnapshotObject(k ObjectKey, o *Object, e *batchsnap.ObjectEntry) {
 // shared with the result.
 func ObjectFromSnapshot(e *batchsnap.ObjectEntry) (ObjectKey, *Object, error) {
 	k := ObjectKey{Tenant: e.TenantID, Key: e.Key}
-	m := &e.Metadata
-	o, err := objectFromReplicas(m.Replicas)
-	if err != nil {
+	o := newObject(len(e.Metadata.Replicas))
+	if err := objectFromSnapshotInto(e, o); err != nil {
 		return k, nil, err
+	}
+	return k, o, nil
+}
+
+// objectFromSnapshotInto fills o (its Replicas of the entry's length
+// already) from e and validates it.
+func objectFromSnapshotInto(e *batchsnap.ObjectEntry, o *Object) error {
+	m := &e.Metadata
+	if err := fillReplicas(o, m.Replicas); err != nil {
+		return err
 	}
 	o.ClientID, o.Size = UUID{First: m.ClientID.First, Second: m.ClientID.Second}, m.Size
 	o.GroupID, o.DataType = m.GroupID, uint32(m.DataType)
+	o.HardPinned, o.HardPinnedUnset = false, false
 	switch m.HardPinned {
 	case batchsnap.PinnedTrue:
 		o.HardPinned = true
@@ -47,12 +57,29 @@ func ObjectFromSnapshot(e *batchsnap.ObjectEntry) (ObjectKey, *Object, error) {
 		o.HardPinnedUnset = true
 	case batchsnap.PinnedFalse:
 	default:
-		return k, nil, fmt.Errorf("%w: hard_pinned %d", ErrMalformed, m.HardPinned)
+		return fmt.Errorf("%w: hard_pinned %d", ErrMalformed, m.HardPinned)
 	}
-	if err := o.validate(); err != nil {
-		return k, nil, err
+	return o.validate()
+}
+
+// SnapshotChecker validates snapshot entries as ObjectFromSnapshot does,
+// into one scratch object: a decode-check that keeps nothing allocates
+// nothing per object. Its zero value is ready.
+type SnapshotChecker struct{ o Object }
+
+// Check is ObjectFromSnapshot's verdict on e.
+func (c *SnapshotChecker) Check(e *batchsnap.ObjectEntry) error {
+	n := len(e.Metadata.Replicas)
+	if cap(c.o.Replicas) < n {
+		c.o.Replicas = make([]Replica, n)
 	}
-	return k, o, nil
+	c.o.Replicas = c.o.Replicas[:n]
+	clear(c.o.Replicas)
+	err := objectFromSnapshotInto(e, &c.o)
+	// e's strings may be views of a buffer about to go: keep none.
+	clear(c.o.Replicas)
+	c.o = Object{Replicas: c.o.Replicas}
+	return err
 }
 
 // SnapshotSegment is s as upstream's snapshot stores it.

@@ -235,23 +235,7 @@ func DecodeObjectChunkInto(data []byte, expectIndex, expectCount uint64, c *Obje
 	}
 	for range n {
 		objs = objs[:len(objs)+1]
-		e := &objs[len(objs)-1]
-		reps := e.Metadata.Replicas[:0]
-		e.TenantID, e.Key = r.Str(), r.Str()
-		m := ObjectMetadata{ClientID: metadata.UUID{First: r.U64(), Second: r.U64()}, Size: r.U64()}
-		if k := r.Length(metadata.MinReplicaBytes); k > 0 {
-			if cap(reps) < k {
-				reps = make([]metadata.ReplicaFields, k)
-			}
-			reps = reps[:k]
-			for i := range reps {
-				reps[i].Read(&r)
-			}
-		}
-		m.Replicas = reps
-		m.GroupID = r.Str()
-		m.DataType = metadata.ObjectDataType(r.U8())
-		e.Metadata = m
+		readEntry(&r, &objs[len(objs)-1])
 		if r.Err() != nil {
 			break
 		}
@@ -270,6 +254,87 @@ func DecodeObjectChunkInto(data []byte, expectIndex, expectCount uint64, c *Obje
 	}
 	if uint64(len(objs)) != expectCount {
 		return fail(ErrCount, "Snapshot object chunk count mismatch")
+	}
+	return nil
+}
+
+// readEntry reads one StandbyObjectEntry's body (everything but its
+// hard_pinned, which follows the whole body) into e, reusing its replica
+// slice.
+func readEntry(r *structpack.Reader, e *ObjectEntry) {
+	reps := e.Metadata.Replicas[:0]
+	e.TenantID, e.Key = r.Str(), r.Str()
+	m := ObjectMetadata{ClientID: metadata.UUID{First: r.U64(), Second: r.U64()}, Size: r.U64()}
+	if k := r.Length(metadata.MinReplicaBytes); k > 0 {
+		if cap(reps) < k {
+			reps = make([]metadata.ReplicaFields, k)
+		}
+		reps = reps[:k]
+		for i := range reps {
+			reps[i].Read(r)
+		}
+	}
+	m.Replicas = reps
+	m.GroupID = r.Str()
+	m.DataType = metadata.ObjectDataType(r.U8())
+	e.Metadata = m
+}
+
+// ScanObjectChunk is DecodeObjectChunk one object at a time: the same
+// acceptance and the same reasons, in the same order (the whole chunk is
+// checked before the first object is visited), but no chunk is built:
+// visit is handed each object in order in one reused entry (its strings
+// read through strs: structpack.Views for a caller that keeps nothing),
+// so memory does not grow with the chunk. It reads the body twice: once to
+// find where the objects' hard_pinned values start (they follow the whole
+// body), then in step with them.
+func ScanObjectChunk(data []byte, expectIndex, expectCount uint64, strs *structpack.Strings, visit func(e *ObjectEntry) error) error {
+	var skip, body structpack.Reader
+	var e ObjectEntry
+	if err := skip.Open(chunkType, data, structpack.Views()); err != nil {
+		return failf(ErrMalformed, "Invalid snapshot object chunk: %v", err)
+	}
+	index := skip.U64()
+	n := skip.Length(minObjectBytes - 1)
+	for range n {
+		readEntry(&skip, &e)
+		if skip.Err() != nil {
+			break
+		}
+	}
+	compatAt := skip.Pos()
+	for range n {
+		if skip.Compatible() {
+			skip.Bool()
+		}
+	}
+	if err := skip.Finish(); err != nil {
+		return failf(ErrMalformed, "Invalid snapshot object chunk: %v", err)
+	}
+	if index != expectIndex {
+		return fail(ErrCount, "Snapshot object chunk index mismatch")
+	}
+	if uint64(n) != expectCount {
+		return fail(ErrCount, "Snapshot object chunk count mismatch")
+	}
+	// The whole chunk is sound: read it again, objects and hard_pinned in
+	// step (the pinned reader starts where the skip found them).
+	if err := body.Open(chunkType, data, strs); err != nil {
+		return failf(ErrMalformed, "Invalid snapshot object chunk: %v", err)
+	}
+	pinned := body
+	body.U64()
+	body.Length(minObjectBytes - 1)
+	pinned.Seek(compatAt)
+	for range n {
+		readEntry(&body, &e)
+		e.Metadata.HardPinned = PinnedUnset
+		if pinned.Compatible() {
+			e.Metadata.HardPinned = PinnedOf(pinned.Bool())
+		}
+		if err := visit(&e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

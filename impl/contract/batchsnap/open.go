@@ -196,6 +196,14 @@ type Visitor struct {
 	// Chunk is called for each chunk in order; c and what it holds are
 	// reused once Chunk returns.
 	Chunk func(c *ObjectChunk) error
+	// Object, when set instead of Chunk, is called for each object in
+	// order, in one reused entry (ScanObjectChunk: no chunk is built, so
+	// memory does not grow with a chunk's object count); each chunk is
+	// checked whole before its first object is visited.
+	Object func(e *ObjectEntry) error
+	// Views: the strings Object is handed are views of the chunk's bytes,
+	// valid only during the call (for a visitor that keeps nothing).
+	Views bool
 }
 
 // ReadContent reads segments.bin and every chunk the manifest lists, in
@@ -253,6 +261,16 @@ func (h *Head) ReadContent(ctx context.Context, g contract.ObjectGetter, v Visit
 		}
 		if v.Stored != nil {
 			v.Stored(c.Key, f.data)
+		}
+		if v.Object != nil {
+			s := &strs
+			if v.Views {
+				s = structpack.Views()
+			}
+			if err := ScanObjectChunk(f.data, c.ChunkIndex, c.ObjectCount, s, v.Object); err != nil {
+				return fmt.Errorf("object chunk %s: %w", c.Key, err)
+			}
+			continue
 		}
 		if err := DecodeObjectChunkInto(f.data, c.ChunkIndex, c.ObjectCount, &chunk, &strs); err != nil {
 			return fmt.Errorf("object chunk %s: %w", c.Key, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"unsafe"
 
 	"github.com/oplogha/oplogha/impl/contract"
 )
@@ -257,6 +258,15 @@ func (r *Reader) Fail(format string, args ...any) {
 	}
 }
 
+// Seek moves the reader to byte pos of its buffer (a position Pos gave).
+func (r *Reader) Seek(pos int) {
+	if pos < 0 || pos > len(r.data) {
+		r.Fail("struct_pack seek to byte %d of %d", pos, len(r.data))
+		return
+	}
+	r.pos = pos
+}
+
 func (r *Reader) Take(n uint64) []byte {
 	if r.err != nil {
 		return nil
@@ -417,8 +427,15 @@ func (r *Reader) Open(t *Type, data []byte, strs *Strings) error {
 type Strings struct {
 	seed  maphash.Seed
 	ready bool
+	views bool
 	slots [internSlots]string
 }
+
+// Views is a Strings whose strings are views of the buffer read, not
+// copies: nothing is allocated, and a string is valid only while the
+// buffer lives unchanged. For a reader that checks what it decodes and
+// keeps none of it (a decode-check, a skip).
+func Views() *Strings { return &Strings{views: true} }
 
 const (
 	internSlots = 256
@@ -427,6 +444,12 @@ const (
 
 // of returns a string with b's bytes.
 func (s *Strings) Of(b []byte) string {
+	if s != nil && s.views {
+		if len(b) == 0 {
+			return ""
+		}
+		return unsafe.String(&b[0], len(b))
+	}
 	if s == nil || len(b) == 0 || len(b) > internMax {
 		return string(b)
 	}
