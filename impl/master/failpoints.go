@@ -29,7 +29,8 @@ var Failpoints = []FailpointInfo{
 		"by one from its batch (the cursor check must reject it)"},
 	{fpSnapshotCorruptUpload, "snapshotCorruptUpload", "snapshot store: with return(true) one byte of the next object sent " +
 		"is flipped after its checksum was computed (the server or the readback must refuse it)"},
-	{fpSnapshotBeforeUpload, "snapshotBeforeUpload", "standby snapshot: capture valid and encoded, nothing uploaded yet"},
+	{fpSnapshotBeforeUpload, "snapshotBeforeUpload", "standby snapshot: capture valid, its first part (segments.bin) " +
+		"encoded and decode-checked (the encoder goes on), the candidate prefix not yet checked, nothing uploaded yet"},
 	{fpSnapshotAfterObject, "snapshotAfterObject", "standby snapshot: after each object is written and verified (chunks, " +
 		"then segments, manifest, descriptor); count terms pick one, e.g. 2*off->1*panic"},
 	{fpSnapshotBeforeHEAD, "snapshotBeforeHEAD", "snapshot store: before every HEAD the master sends (verification of an upload, revalidation)"},

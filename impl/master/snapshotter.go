@@ -242,29 +242,33 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
 	log := m.log.With("snapshot_id", id.String(), "cursor", cur.String(), "producer_view", view)
 	// The capture is copy-on-write: it shares the live state's nodes, so no
-	// second full copy exists to release before the decode-check.
-	prep, err := snapshot.Prepare(capture, snapshot.PrepareSpec{Root: m.storePrefix(), ID: id, View: int64(view), WorkDir: m.workDir(),
-		ChunkObjects: m.cfg.SnapshotChunkObjectCount})
-	if err != nil {
-		return failed("encode", err)
-	}
-	defer prep.Close()
-	l := prep.Layout
-	m.m.phaseSeconds.WithLabelValues("encode").Set(prep.EncodeTime.Seconds())
-	m.m.phaseSeconds.WithLabelValues("decode").Set(prep.DecodeTime.Seconds())
-	m.m.capturedBytes.Set(float64(l.Size))
-	hit(fpSnapshotBeforeUpload)
+	// second full copy exists to release before the decode-check. Each part
+	// is uploaded once it has passed its decode-check, while the encoder
+	// goes on (snapshot.PrepareAndWrite).
 	phase, head0 := time.Now(), m.headTime.Load()
 	trust, _ := m.storeTrust() // known: admission required it
-	w, err := snapshot.Write(ctx, m.store, trust, prep, snapshot.WriteOptions{
+	prep, w, err := snapshot.PrepareAndWrite(ctx, m.store, trust, capture, snapshot.PrepareSpec{Root: m.storePrefix(), ID: id,
+		View: int64(view), WorkDir: m.workDir(), ChunkObjects: m.cfg.SnapshotChunkObjectCount}, snapshot.WriteOptions{
 		AfterObject: func(string) { hit(fpSnapshotAfterObject) },
 		Cleanup: func(deleted []string, err error) {
 			if err != nil {
 				log.Warn("snapshot candidate cleanup failed: its objects are left to GC", "phase", "upload", "objects", len(deleted), "error", err)
 			}
 		},
-	})
-	if err != nil {
+	}, func() { hit(fpSnapshotBeforeUpload) })
+	defer prep.Close()
+	if prep != nil {
+		m.m.phaseSeconds.WithLabelValues("encode").Set(prep.EncodeTime.Seconds())
+		m.m.phaseSeconds.WithLabelValues("decode").Set(prep.DecodeTime.Seconds())
+		if prep.Layout != nil {
+			m.m.capturedBytes.Set(float64(prep.Layout.Size))
+		}
+	}
+	var se *snapshot.StageError
+	switch {
+	case errors.As(err, &se) && se.Stage == "encode":
+		return failed("encode", se.Err)
+	case err != nil:
 		m.m.orphans.WithLabelValues("upload_failed").Inc()
 		return failed("upload", err)
 	}
@@ -305,7 +309,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 		m.m.publishedAfterPromo.Inc()
 		log = log.With("role_at_publication", string(role))
 	}
-	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", l.Size, "proof",
+	log.Info("snapshot published", "phase", "cas", "kind", plan.Kind, "revision", res.Revision, "payload_bytes", prep.Layout.Size, "proof",
 		string(w.Proofs[batchsnap.SegmentsObject]))
 	if m.cfg.EnableSnapshotGC || m.cfg.EnableOplogPruning {
 		m.retain(ctx, lease)

@@ -38,3 +38,14 @@ func SkipReason(err error) string {
 	}
 	return ""
 }
+
+// StageError says which stage of PrepareAndWrite failed: "encode" (the
+// encoder or the decode-check) or "upload" (the prefix check, an object's
+// verified upload, the manifest or descriptor).
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return e.Stage + ": " + e.Err.Error() }
+func (e *StageError) Unwrap() error { return e.Err }

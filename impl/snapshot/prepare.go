@@ -21,6 +21,9 @@ type PrepareSpec struct {
 	WorkDir      string
 	ChunkObjects int       // objects per chunk (DefaultChunkObjects is upstream's default); 0 or less is refused
 	CreatedAt    time.Time // default now
+	// checked, when set (PrepareAndWrite), is told each part once it has
+	// passed its decode-check, from the checking goroutine, in order.
+	checked func(f *os.File, part Part)
 }
 
 // Prepared is a capture encoded into a temporary work file and
@@ -104,6 +107,9 @@ func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
 		for part := range parts {
 			if checkErr == nil {
 				checkErr = checkPart(f, part, &check)
+				if checkErr == nil && spec.checked != nil {
+					spec.checked(f, part)
+				}
 			}
 		}
 		checkEnd = time.Now()

@@ -182,13 +182,70 @@ func TestWriterCases(t *testing.T) {
 	all := []string{"snapshots/batch-oplog/1-7/descriptor.json", "snapshots/batch-oplog/1-7/manifest.json",
 		"snapshots/batch-oplog/1-7/objects/0.bin", "snapshots/batch-oplog/1-7/objects/1.bin", "snapshots/batch-oplog/1-7/segments.bin"}
 
-	t.Run("backend_without_crc32c", func(t *testing.T) {
+	// Every case holds for Write after Prepare and for the pipeline that
+	// uploads each part as soon as it is checked.
+	for mode, write := range map[string]func(t *testing.T, st objstore.Store, opts WriteOptions) (*Written, error){
+		"Write": func(t *testing.T, st objstore.Store, opts WriteOptions) (*Written, error) {
+			return Write(context.Background(), st, objstore.Trust{}, prepare(t, s, "snapshots", 7, 4), opts)
+		},
+		"PrepareAndWrite": func(t *testing.T, st objstore.Store, opts WriteOptions) (*Written, error) {
+			p, w, err := PrepareAndWrite(context.Background(), st, objstore.Trust{}, s.Capture(), PrepareSpec{Root: "snapshots", ID: NewID(1, 7),
+				View: 3, WorkDir: t.TempDir(), ChunkObjects: 4, CreatedAt: time.UnixMilli(1767225600000)}, opts, nil)
+			t.Cleanup(p.Close)
+			return w, err
+		},
+	} {
+		t.Run(mode+"/backend_without_crc32c", func(t *testing.T) {
+			f := newFaulty(t)
+			w, err := write(t, f, WriteOptions{Parallel: 1})
+			require.NoError(t, err)
+			require.Equal(t, all, f.keys(t))
+			require.Equal(t, []string{"put segments.bin", "put 0.bin", "put 1.bin", "put manifest.json", "put descriptor.json"}, f.calls)
+			require.Equal(t, objstore.ProofReadback, w.Proofs["descriptor.json"])
+			_, got, _, err := OpenState(context.Background(), f, w.Pointer)
+			require.NoError(t, err)
+			require.Equal(t, s.Digest(), got.Digest())
+		})
+		t.Run(mode+"/candidate_prefix_exists", func(t *testing.T) {
+			f := newFaulty(t)
+			require.NoError(t, f.Store.PutIfAbsent(context.Background(), "snapshots/batch-oplog/1-7/segments.bin", strings.NewReader("x"), 1, 0))
+			_, err := write(t, f, WriteOptions{})
+			require.ErrorIs(t, err, ErrPrefixTaken)
+			require.ErrorContains(t, err, "snapshots/batch-oplog/1-7/")
+			require.Empty(t, f.calls, "nothing written, nothing deleted")
+			require.Equal(t, []string{"snapshots/batch-oplog/1-7/segments.bin"}, f.keys(t))
+		})
+		t.Run(mode+"/upload_failure", func(t *testing.T) {
+			f := newFaulty(t)
+			f.failPut["0.bin"] = errors.New("injected upload failure")
+			_, err := write(t, f, WriteOptions{Parallel: 1})
+			require.ErrorContains(t, err, "injected upload failure")
+			require.Empty(t, f.keys(t), "the candidate's objects are deleted")
+			require.Contains(t, f.calls, "delete segments.bin")
+		})
+		t.Run(mode+"/readback_mismatch", func(t *testing.T) {
+			f := newFaulty(t)
+			f.flip["segments.bin"] = true
+			_, err := write(t, f, WriteOptions{})
+			require.ErrorIs(t, err, objstore.ErrCorrupt)
+			require.ErrorContains(t, err, "segments.bin")
+			require.Empty(t, f.keys(t), "the candidate's objects are deleted")
+		})
+	}
+	t.Run("PrepareAndWrite/encoder_fails_after_an_upload", func(t *testing.T) {
+		// segments.bin is checked and goes up before the encoder finds that
+		// the capture yielded fewer objects than it said: what went up is
+		// deleted again, and the failure is the encoder's.
 		f := newFaulty(t)
-		w, err := Write(context.Background(), f, objstore.Trust{}, prepare(t, s, "snapshots", 7, 4), WriteOptions{Parallel: 1})
-		require.NoError(t, err)
-		require.Equal(t, all, f.keys(t))
-		require.Equal(t, []string{"put segments.bin", "put 0.bin", "put 1.bin", "put manifest.json", "put descriptor.json"}, f.calls)
-		require.Equal(t, objstore.ProofReadback, w.Proofs["descriptor.json"])
+		p, _, err := PrepareAndWrite(context.Background(), f, objstore.Trust{}, lyingSource{s.Capture()},
+			PrepareSpec{Root: "snapshots", ID: NewID(1, 7), WorkDir: t.TempDir(), ChunkObjects: 4}, WriteOptions{}, nil)
+		p.Close()
+		var se *StageError
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, "encode", se.Stage)
+		require.ErrorIs(t, err, ErrCount)
+		require.Empty(t, f.keys(t), "nothing is left")
+		require.NotContains(t, f.calls, "put 0.bin", "no chunk goes up unchecked")
 	})
 	t.Run("empty_cluster", func(t *testing.T) {
 		f := newFaulty(t)
@@ -200,32 +257,6 @@ func TestWriterCases(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []string{"snapshots/batch-oplog/0-7/descriptor.json", "snapshots/batch-oplog/0-7/manifest.json",
 			"snapshots/batch-oplog/0-7/segments.bin"}, f.keys(t))
-	})
-	t.Run("candidate_prefix_exists", func(t *testing.T) {
-		f := newFaulty(t)
-		p := prepare(t, s, "snapshots", 7, 4)
-		require.NoError(t, f.Store.PutIfAbsent(context.Background(), "snapshots/batch-oplog/1-7/segments.bin", strings.NewReader("x"), 1, 0))
-		_, err := Write(context.Background(), f, objstore.Trust{}, p, WriteOptions{})
-		require.ErrorIs(t, err, ErrPrefixTaken)
-		require.ErrorContains(t, err, "snapshots/batch-oplog/1-7/")
-		require.Empty(t, f.calls, "nothing written, nothing deleted")
-		require.Equal(t, []string{"snapshots/batch-oplog/1-7/segments.bin"}, f.keys(t))
-	})
-	t.Run("upload_failure", func(t *testing.T) {
-		f := newFaulty(t)
-		f.failPut["0.bin"] = errors.New("injected upload failure")
-		_, err := Write(context.Background(), f, objstore.Trust{}, prepare(t, s, "snapshots", 7, 4), WriteOptions{Parallel: 1})
-		require.ErrorContains(t, err, "injected upload failure")
-		require.Empty(t, f.keys(t), "the candidate's objects are deleted")
-		require.Contains(t, f.calls, "delete segments.bin")
-	})
-	t.Run("readback_mismatch", func(t *testing.T) {
-		f := newFaulty(t)
-		f.flip["segments.bin"] = true
-		_, err := Write(context.Background(), f, objstore.Trust{}, prepare(t, s, "snapshots", 7, 4), WriteOptions{})
-		require.ErrorIs(t, err, objstore.ErrCorrupt)
-		require.ErrorContains(t, err, "segments.bin")
-		require.Empty(t, f.keys(t), "the candidate's objects are deleted")
 	})
 	for _, c := range []struct {
 		name string
@@ -247,6 +278,14 @@ func TestWriterCases(t *testing.T) {
 			require.Empty(t, left, "nothing touched")
 		})
 	}
+}
+
+// lyingSource says it holds one object more than it yields.
+type lyingSource struct{ Source }
+
+func (l lyingSource) Len() (int, int) {
+	o, sg := l.Source.Len()
+	return o + 1, sg
 }
 
 // TestSecondAttemptUnderOneLease: an id names a lease and a batch, not an

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/oplogha/oplogha/impl/contract/batchsnap"
@@ -43,7 +44,105 @@ type WriteOptions struct {
 // everything under the prefix; this deletes only its own, so a writer racing
 // into the same prefix loses nothing); what a crash leaves is an orphan for GC.
 func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, p *Prepared, opts WriteOptions) (w *Written, err error) {
-	prefix := p.Keys.Prefix()
+	u, err := newUploader(ctx, st, trust, p.Keys, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = u.finish(err) }()
+	for _, part := range p.Layout.Parts() {
+		u.part(p.File, part)
+	}
+	return u.seal(p)
+}
+
+// PrepareAndWrite is Prepare and Write as one pipeline: every part is
+// uploaded as soon as it has passed its decode-check, while the encoder
+// goes on with the next, so encoding and uploading overlap; the manifest and
+// descriptor follow only once every part is encoded, checked and stored.
+// The writer's rules are Write's: the prefix is checked first (before
+// anything is uploaded; beforeUpload, when set, is called just before that
+// check), objects go up in upstream's order (segments.bin before any chunk,
+// the chunks before the manifest, the manifest before the descriptor), and
+// on any failure, the encoder's or the decode-check's included, the
+// objects this write stored are deleted again. Nothing that has not passed
+// its decode-check is ever uploaded. The Prepared is returned (with its
+// timings) whenever it was made; its Close removes the work file.
+func PrepareAndWrite(ctx context.Context, st objstore.Store, trust objstore.Trust, c Source, spec PrepareSpec, opts WriteOptions,
+	beforeUpload func()) (p *Prepared, w *Written, err error) {
+	type checked struct {
+		f    *os.File
+		part Part
+	}
+	queue := make(chan checked, 1<<10) // parts are descriptors; their bytes wait in the work file
+	var u *uploader
+	var upErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for x := range queue {
+			if upErr != nil {
+				continue
+			}
+			if u == nil {
+				if beforeUpload != nil {
+					beforeUpload()
+				}
+				if u, upErr = newUploader(ctx, st, trust, batchsnap.Artifacts(spec.Root, spec.ID.String()), opts); upErr != nil {
+					continue
+				}
+			}
+			u.part(x.f, x.part)
+			upErr = u.failed()
+		}
+	}()
+	spec.checked = func(f *os.File, part Part) { queue <- checked{f, part} }
+	p, err = Prepare(c, spec)
+	close(queue)
+	<-done
+	if err != nil {
+		err = &StageError{Stage: "encode", Err: err}
+	}
+	if u == nil {
+		if err == nil && upErr != nil {
+			err = &StageError{Stage: "upload", Err: upErr}
+		}
+		return p, nil, err
+	}
+	defer func() {
+		if ferr := u.finish(err); err == nil && ferr != nil {
+			err = &StageError{Stage: "upload", Err: ferr}
+		}
+	}()
+	if err != nil {
+		return p, nil, err
+	}
+	if w, err = u.seal(p); err != nil {
+		return p, nil, &StageError{Stage: "upload", Err: err}
+	}
+	return p, w, nil
+}
+
+// uploader stores a candidate's objects, verified, under its prefix, and
+// deletes what it stored when the candidate fails.
+type uploader struct {
+	ctx    context.Context
+	st     objstore.Store
+	trust  objstore.Trust
+	opts   WriteOptions
+	w      *Written
+	mu     sync.Mutex
+	stored []string
+	err    error
+	// Chunks go up opts.Parallel at once, and only after segments.bin.
+	sem  chan struct{}
+	wg   sync.WaitGroup
+	segs bool
+}
+
+// newUploader refuses a taken prefix (ErrPrefixTaken: nothing written or
+// deleted).
+func newUploader(ctx context.Context, st objstore.Store, trust objstore.Trust, keys batchsnap.ArtifactKeyspace, opts WriteOptions) (*uploader, error) {
+	prefix := keys.Prefix()
 	if prefix == "" {
 		return nil, fmt.Errorf("%w: no artifact prefix", ErrWriterArguments)
 	}
@@ -54,72 +153,88 @@ func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, p *Prep
 	if len(existing) > 0 {
 		return nil, fmt.Errorf("%w: %s (%d objects, %s the first)", ErrPrefixTaken, prefix, len(existing), existing[0].Key)
 	}
-	w = &Written{Descriptor: p.Descriptor, Proofs: map[string]objstore.Proof{}}
-	var mu sync.Mutex
-	var stored []string
-	defer func() {
-		if err == nil {
-			return
-		}
-		dctx := context.WithoutCancel(ctx)
-		derr := st.Delete(dctx, stored)
-		if opts.Cleanup != nil {
-			opts.Cleanup(stored, derr)
-		}
-		w = nil
-	}()
-	put := func(name, key string, src io.ReaderAt, size int64, crc uint32) error {
-		var res objstore.PutResult
-		var err error
-		// A 409 (a concurrent write to the key in flight) retries the whole
-		// upload; anything else fails the candidate.
-		for attempt := 0; attempt < 3; attempt++ {
-			res, err = objstore.VerifiedPut(ctx, st, trust, key, src, size, crc)
-			if !errors.Is(err, objstore.ErrConflict) {
-				break
-			}
-		}
-		if err != nil && !errors.Is(err, objstore.ErrExists) {
-			// Whatever reached the store is this write's to delete; an
-			// object already at the key (ErrExists) is not.
-			mu.Lock()
-			stored = append(stored, key)
-			mu.Unlock()
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		mu.Lock()
-		stored = append(stored, key)
-		w.Proofs[name] = res.Proof
-		mu.Unlock()
-		if opts.AfterObject != nil {
-			opts.AfterObject(name)
-		}
-		return nil
-	}
-	seg := p.Layout.Segments
-	if err := put(seg.Name, seg.Key, io.NewSectionReader(p.File, seg.Offset, seg.Size), seg.Size, seg.CRC32C); err != nil {
-		return nil, err
-	}
 	par := opts.Parallel
 	if par <= 0 {
 		par = 2
 	}
-	sem := make(chan struct{}, par)
-	errs := make([]error, len(p.Layout.Chunks))
-	var wg sync.WaitGroup
-	for i, c := range p.Layout.Chunks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			errs[i] = put(c.Name, c.Key, io.NewSectionReader(p.File, c.Offset, c.Size), c.Size, c.CRC32C)
-		}()
+	return &uploader{ctx: ctx, st: st, trust: trust, opts: opts, w: &Written{Proofs: map[string]objstore.Proof{}},
+		sem: make(chan struct{}, par)}, nil
+}
+
+func (u *uploader) failed() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.err
+}
+
+// part uploads one part of the work file: segments.bin at once (it goes
+// first), a chunk in the background (after segments.bin, opts.Parallel at
+// once).
+func (u *uploader) part(f *os.File, part Part) {
+	src := io.NewSectionReader(f, part.Offset, part.Size)
+	if part.Name == batchsnap.SegmentsObject {
+		u.put(part.Name, part.Key, src, part.Size, part.CRC32C)
+		u.segs = true
+		return
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if !u.segs {
+		u.fail(fmt.Errorf("%s before %s: upstream's writer stores the segments first", part.Name, batchsnap.SegmentsObject))
+		return
+	}
+	u.wg.Add(1)
+	u.sem <- struct{}{}
+	go func() {
+		defer u.wg.Done()
+		defer func() { <-u.sem }()
+		if u.failed() == nil {
+			u.put(part.Name, part.Key, src, part.Size, part.CRC32C)
+		}
+	}()
+}
+
+func (u *uploader) fail(err error) {
+	u.mu.Lock()
+	if u.err == nil {
+		u.err = err
+	}
+	u.mu.Unlock()
+}
+
+// put stores one object, verified; a 409 (a concurrent write to the key in
+// flight) retries the whole upload; anything else fails the candidate.
+func (u *uploader) put(name, key string, src io.ReaderAt, size int64, crc uint32) {
+	var res objstore.PutResult
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		res, err = objstore.VerifiedPut(u.ctx, u.st, u.trust, key, src, size, crc)
+		if !errors.Is(err, objstore.ErrConflict) {
+			break
+		}
+	}
+	u.mu.Lock()
+	if err == nil || !errors.Is(err, objstore.ErrExists) {
+		// Whatever reached the store is this write's to delete; an object
+		// already at the key (ErrExists) is not.
+		u.stored = append(u.stored, key)
+	}
+	if err != nil {
+		if u.err == nil {
+			u.err = fmt.Errorf("%s: %w", name, err)
+		}
+		u.mu.Unlock()
+		return
+	}
+	u.w.Proofs[name] = res.Proof
+	u.mu.Unlock()
+	if u.opts.AfterObject != nil {
+		u.opts.AfterObject(name)
+	}
+}
+
+// seal waits for the chunks, then stores the manifest and the descriptor.
+func (u *uploader) seal(p *Prepared) (*Written, error) {
+	u.wg.Wait()
+	if err := u.failed(); err != nil {
 		return nil, err
 	}
 	for _, obj := range []struct {
@@ -129,10 +244,29 @@ func Write(ctx context.Context, st objstore.Store, trust objstore.Trust, p *Prep
 		{batchsnap.ManifestObject, p.Keys.Manifest(), p.ManifestRaw},
 		{batchsnap.DescriptorObject, p.Keys.Descriptor(), p.DescriptorRaw},
 	} {
-		if err := put(obj.name, obj.key, bytes.NewReader(obj.data), int64(len(obj.data)), batchsnap.CRC32C(obj.data)); err != nil {
+		u.put(obj.name, obj.key, bytes.NewReader(obj.data), int64(len(obj.data)), batchsnap.CRC32C(obj.data))
+		if err := u.failed(); err != nil {
 			return nil, err
 		}
 	}
-	w.Pointer = p.Pointer()
-	return w, nil
+	u.w.Descriptor = p.Descriptor
+	u.w.Pointer = p.Pointer()
+	return u.w, nil
+}
+
+// finish waits for uploads in flight; when the candidate failed (err, or an
+// upload's error), it deletes what this write stored and returns the error.
+func (u *uploader) finish(err error) error {
+	u.wg.Wait()
+	if err == nil {
+		err = u.failed()
+	}
+	if err == nil {
+		return nil
+	}
+	derr := u.st.Delete(context.WithoutCancel(u.ctx), u.stored)
+	if u.opts.Cleanup != nil {
+		u.opts.Cleanup(u.stored, derr)
+	}
+	return err
 }

@@ -60,19 +60,17 @@ func pipeline(ctx context.Context, b *testing.B, w *world, st *state.State, keep
 	pub.phases["capture"] = time.Since(t0)
 	cur := capture.Cursor()
 	id := snapshot.NewID(cur.BatchID, int64(lease.ID))
-	prep, err := snapshot.Prepare(capture, snapshot.PrepareSpec{Root: path.Join("snapshots", path.Base(ks.Root())), ID: id, View: 1,
-		WorkDir: b.TempDir(), ChunkObjects: snapshot.DefaultChunkObjects})
+	// As the master publishes: each part goes up once it is checked,
+	// while the encoder goes on (upload+HEAD is what follows the encoder's
+	// and the decode-check's end: the tail the overlap leaves).
+	prep, written, err := snapshot.PrepareAndWrite(ctx, w.store, w.trust, capture, snapshot.PrepareSpec{Root: path.Join("snapshots",
+		path.Base(ks.Root())), ID: id, View: 1, WorkDir: b.TempDir(), ChunkObjects: snapshot.DefaultChunkObjects}, snapshot.WriteOptions{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer prep.Close()
 	pub.phases["encode"], pub.phases["decode-check"] = prep.EncodeTime, prep.DecodeTime
-	t1 := time.Now()
-	written, err := snapshot.Write(ctx, w.store, w.trust, prep, snapshot.WriteOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	pub.phases["upload+HEAD"] = time.Since(t1)
+	pub.phases["upload+HEAD"] = time.Since(t0) - pub.phases["capture"] - max(prep.EncodeTime, prep.DecodeTime)
 	t2 := time.Now()
 	o, err := publish.Observe(ctx, w.cli, ks)
 	if err != nil {
@@ -181,7 +179,7 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 			rawUpload, crcOnly := median(raws), median(crcs)
 			note := fmt.Sprintf("payload %.1f MiB; median of %d rounds %v (raw %v); "+
-				"phases of the median round: capture %v, encode %v, decode-check (alongside the encoder) %v, upload+HEAD %v, CAS %v",
+				"phases of the median round: capture %v, encode %v, decode-check (alongside the encoder) %v, upload+HEAD after both (the uploads overlap them) %v, CAS %v",
 				float64(size)/(1<<20), pipelineRounds, totals, roundAll(raws),
 				pub.phases["capture"], pub.phases["encode"].Round(time.Millisecond), pub.phases["decode-check"].Round(time.Millisecond),
 				pub.phases["upload+HEAD"].Round(time.Millisecond), pub.phases["CAS"].Round(time.Millisecond))
@@ -192,8 +190,8 @@ func BenchmarkPipeline(b *testing.B) {
 			record(b, benchreport.Figure{Group: "pipeline", Name: fmt.Sprintf("heap added by a publication at %s objects", human(n)),
 				Value: mib(extra), Unit: "MiB", LowerIsBetter: true,
 				Note: fmt.Sprintf("peak Go heap while publishing minus the live heap before (sampled every 2 ms, garbage included); "+
-					"disk: a %.1f MiB work file; network: %.0f MB/s up (raw upload %.0f MB/s)",
-					float64(size)/(1<<20), float64(size)/1e6/pub.phases["upload+HEAD"].Seconds(), float64(size)/1e6/rawUpload.Seconds())}.
+					"disk: a %.1f MiB work file; raw upload %.0f MB/s",
+					float64(size)/(1<<20), float64(size)/1e6/rawUpload.Seconds())}.
 				WithBaseline("the live state's heap", mib(pub.heapBefore)).
 				WithTarget("no copy of the state (< 10% of it)", float64(extra) < 0.1*float64(pub.heapBefore)))
 			mbs := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }
