@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -175,8 +176,27 @@ func TestPRTierScenarios(t *testing.T) {
 	require.NotEmpty(t, files)
 	start := time.Now()
 	c := cache(t)
+	// Two scenarios at once, as `chaos run --tier pr --parallel 2` (each
+	// draws its own ports and directories); OPLOGHA_PR_PARALLEL changes it.
+	par := 2
+	if v, err := strconv.Atoi(os.Getenv("OPLOGHA_PR_PARALLEL")); err == nil && v > 0 {
+		par = v
+	}
+	slots := make(chan struct{}, par)
+	t.Cleanup(func() {
+		// After every scenario (parallel subtests end before the cleanup).
+		line := fmt.Sprintf("pr tier: %d scenarios in %v (%d at once)\n", len(files), time.Since(start).Round(time.Millisecond), par)
+		t.Log(line)
+		// make test prints this after the run (test logs of passing tests are hidden).
+		if err := os.MkdirAll("../../artifacts", 0o755); err == nil {
+			_ = os.WriteFile("../../artifacts/pr-tier-time.txt", []byte(line), 0o644)
+		}
+	})
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			sc, err := scenario.Load(f)
@@ -193,12 +213,6 @@ func TestPRTierScenarios(t *testing.T) {
 			}
 			t.Logf("%s passed in %v", sc.Name, o.Duration.Round(time.Millisecond))
 		})
-	}
-	line := fmt.Sprintf("pr tier: %d scenarios in %v\n", len(files), time.Since(start).Round(time.Millisecond))
-	t.Log(line)
-	// make test prints this after the run (test logs of passing tests are hidden).
-	if err := os.MkdirAll("../../artifacts", 0o755); err == nil {
-		_ = os.WriteFile("../../artifacts/pr-tier-time.txt", []byte(line), 0o644)
 	}
 }
 
