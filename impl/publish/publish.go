@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +31,11 @@ type Slot struct {
 	Err     error // why Raw did not decode (nil when absent or valid)
 }
 
-// Present reports a slot with any value.
+// Present reports a slot with any value, an empty one included: etcd
+// returns no value bytes for a key that exists with an empty value, and
+// such a key is still there — a reader that called it absent would compare
+// its creation revision with zero and never match it, so latest could
+// never be repaired.
 func (s Slot) Present() bool { return s.Raw != nil }
 
 // Valid reports a slot whose value decodes.
@@ -66,7 +69,7 @@ func Observe(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace) (Observe
 		if err != nil {
 			return Observed{}, &oplog.RecordError{Key: ks.CompactionFloor(), Err: err}
 		}
-		o.FloorRaw, o.Floor = bytes.Clone(kvs[0].Value), f.BatchID
+		o.FloorRaw, o.Floor = present(kvs[0].Value), f.BatchID
 	}
 	if kvs := resp.Responses[3].GetResponseRange().Kvs; len(kvs) > 0 {
 		v, err := oplog.DecodeProducerView(kvs[0].Value)
@@ -84,7 +87,7 @@ func slotOf(kvs []*mvccpb.KeyValue) Slot {
 	if len(kvs) == 0 {
 		return Slot{}
 	}
-	s := Slot{Raw: bytes.Clone(kvs[0].Value)}
+	s := Slot{Raw: present(kvs[0].Value)}
 	p, err := DecodePointer(s.Raw)
 	if err != nil {
 		s.Err = err
@@ -93,6 +96,10 @@ func slotOf(kvs []*mvccpb.KeyValue) Slot {
 	s.Pointer = &p
 	return s
 }
+
+// present copies a present key's value, never nil (an empty value is a
+// non-nil empty slice).
+func present(v []byte) []byte { return append([]byte{}, v...) }
 
 // ObserveSlots reads only the two pointer slots, in one request: what
 // recovery needs. A snapshot plus its OpLog suffix proves itself (the suffix

@@ -76,31 +76,40 @@ func TestFirstPublishRotationAndNonRegression(t *testing.T) {
 	require.Equal(t, o.Latest.Raw, o2.Latest.Raw, "pointers never regress")
 }
 
+// TestMalformedLatestIsRepairedKeepingFallback: a latest value that does
+// not decode — garbage, or an empty value, which etcd returns as no value
+// bytes at all — is present, refused as a pointer, and repaired by the next
+// newer publication, the valid fallback kept.
 func TestMalformedLatestIsRepairedKeepingFallback(t *testing.T) {
-	srv := etcdtest.Start(t)
-	ks := keyspace.Must("repair")
-	l, err := AcquireLease(ctxT(t), srv.Client, ks, "node-a", 10)
-	require.NoError(t, err)
-	defer l.Release(context.Background())
-	_, err = publishOnce(t, srv, ks, l, ptr(10))
-	require.NoError(t, err)
-	_, err = publishOnce(t, srv, ks, l, ptr(20))
-	require.NoError(t, err)
-	_, err = srv.Client.Put(ctxT(t), ks.SnapshotLatest(), `{"pointer_schema_version":1,"snapshot_id":"garbage"`)
-	require.NoError(t, err)
+	for name, garbage := range map[string]string{"truncated": `{"pointer_schema_version":1,"snapshot_id":"garbage"`, "empty": ""} {
+		t.Run(name, func(t *testing.T) {
+			srv := etcdtest.Start(t)
+			ks := keyspace.Must("repair")
+			l, err := AcquireLease(ctxT(t), srv.Client, ks, "node-a", 10)
+			require.NoError(t, err)
+			defer l.Release(context.Background())
+			_, err = publishOnce(t, srv, ks, l, ptr(10))
+			require.NoError(t, err)
+			_, err = publishOnce(t, srv, ks, l, ptr(20))
+			require.NoError(t, err)
+			_, err = srv.Client.Put(ctxT(t), ks.SnapshotLatest(), garbage)
+			require.NoError(t, err)
 
-	o := slots(t, srv, ks)
-	require.False(t, o.Latest.Valid())
-	require.ErrorIs(t, o.Latest.Err, ErrMalformedPointer)
-	require.True(t, o.Fallback.Valid(), "fallback is independently readable")
-	_, err = publishOnce(t, srv, ks, l, ptr(5))
-	require.ErrorIs(t, err, ErrNotNewer, "a repair must still be newer than the valid fallback")
-	r, err := publishOnce(t, srv, ks, l, ptr(30))
-	require.NoError(t, err)
-	require.Equal(t, "repair", r.Plan.Kind)
-	o = slots(t, srv, ks)
-	require.Equal(t, uint64(30), o.Latest.Pointer.LastIncludedBatchID)
-	require.Equal(t, uint64(10), o.Fallback.Pointer.LastIncludedBatchID, "the valid fallback is preserved, not replaced by garbage")
+			o := slots(t, srv, ks)
+			require.True(t, o.Latest.Present(), "the key exists, whatever its value")
+			require.False(t, o.Latest.Valid())
+			require.ErrorIs(t, o.Latest.Err, ErrMalformedPointer)
+			require.True(t, o.Fallback.Valid(), "fallback is independently readable")
+			_, err = publishOnce(t, srv, ks, l, ptr(5))
+			require.ErrorIs(t, err, ErrNotNewer, "a repair must still be newer than the valid fallback")
+			r, err := publishOnce(t, srv, ks, l, ptr(30))
+			require.NoError(t, err)
+			require.Equal(t, "repair", r.Plan.Kind)
+			o = slots(t, srv, ks)
+			require.Equal(t, uint64(30), o.Latest.Pointer.LastIncludedBatchID)
+			require.Equal(t, uint64(10), o.Fallback.Pointer.LastIncludedBatchID, "the valid fallback is preserved, not replaced by garbage")
+		})
+	}
 }
 
 func TestMalformedFallbackIsNeverCopied(t *testing.T) {
