@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
@@ -55,14 +56,25 @@ func init() {
 		Doc: "overwrite an etcd key of the contract (target durable_prefix, producer_view, leader, " +
 			"snapshot/maintenance|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's " +
 			"snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a " +
-			"valid record (attrs.form random|truncated|wrong-fields, default a seeded choice); heal restores a record, deletes " +
-			"a stray maintenance or leader key; pointers and objects have no heal (a publication repairs)",
+			"valid record (attrs.form random|truncated|wrong-fields, default a seeded choice; for a key also empty (kept with an " +
+			"empty value), absent (deleted) and, for producer_view only, ahead (a canonical view 1000 above the current one, no " +
+			"heal)); heal restores a record, deletes a stray maintenance or leader key; pointers and objects have no heal (a " +
+			"publication repairs)",
 		check: func(s Spec) error {
-			if _, err := ParseGarbageTarget(s.Target); err != nil {
+			t, err := ParseGarbageTarget(s.Target)
+			if err != nil {
 				return err
 			}
-			_, err := garbageForm(s)
-			return err
+			form, err := garbageForm(s)
+			switch {
+			case err != nil:
+				return err
+			case form == FormAhead && t.Name != TargetView:
+				return fmt.Errorf("garbage: attrs.form ahead is for target producer_view only, not %q", s.Target)
+			case slices.Contains(keyOnlyForms, form) && (t.Object != "" || t.Name == TargetLeader || t.Name == TargetMaintenance):
+				return fmt.Errorf("garbage: attrs.form %s is for a record key (prefix, view, floor, pointers, batches), not %q", form, s.Target)
+			}
+			return nil
 		},
 		inject:   injectGarbage,
 		NotDrawn: "garbage in the prefix, view or a batch stops the masters that read it (fail-closed) until healed, on a schedule only its own scenario can state",

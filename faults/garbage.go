@@ -37,10 +37,24 @@ const (
 	// internally valid, but another snapshot's), or, when there is none that
 	// differs, a renamed field (JSON) or one flipped byte (binary).
 	FormWrongFields = "wrong-fields"
+	// FormEmpty: the key kept with an empty value (etcd then returns no
+	// value bytes: a reader that calls that absent misreads it). Keys only.
+	FormEmpty = "empty"
+	// FormAbsent: the key deleted; a heal puts its value back. Keys only.
+	FormAbsent = "absent"
+	// FormAhead: the producer view only: a canonical view 1000 above the
+	// current one, which no primary claimed and no batch was appended
+	// under (valid: a reader must take it as the fence it is). No heal:
+	// lowering a view would unfence every writer between.
+	FormAhead = "ahead"
 )
 
-// GarbageForms lists the forms; a spec without attrs.form draws one from the run's seed.
+// GarbageForms lists the forms a spec without attrs.form draws from (the
+// run's seed picks one); the key-only forms are named explicitly.
 var GarbageForms = []string{FormRandom, FormTruncated, FormWrongFields}
+
+// keyOnlyForms are the forms for etcd keys only, never drawn.
+var keyOnlyForms = []string{FormEmpty, FormAbsent, FormAhead}
 
 func garbageForm(s Spec) (string, error) {
 	for k := range s.Attrs {
@@ -53,12 +67,12 @@ func garbageForm(s Spec) (string, error) {
 		return "", nil
 	}
 	f, _ := v.(string)
-	for _, g := range GarbageForms {
+	for _, g := range append(append([]string{}, GarbageForms...), keyOnlyForms...) {
 		if f == g {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("garbage: attrs.form %v: want random, truncated or wrong-fields (or none: a seeded choice)", v)
+	return "", fmt.Errorf("garbage: attrs.form %v: want random, truncated, wrong-fields, empty, absent or ahead (or none: a seeded choice)", v)
 }
 
 // injectGarbage overwrites the target with garbage and sets how to heal.
@@ -150,6 +164,9 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 		}
 	}
 	name := shortKey(ks, key)
+	if form == FormAbsent {
+		return absentKey(ctx, env, key, name, orig, in)
+	}
 	garbage, err := keyGarbage(rnd, t, form, orig)
 	if err != nil {
 		return err
@@ -163,10 +180,12 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 	}
 	in.Revisions = append(in.Revisions, rev)
 	in.Targets = []string{fmt.Sprintf("%s %s: %s%s", name, form, quote(garbage), note)}
-	switch t.Name {
-	case TargetLatest, TargetFallback:
+	switch {
+	case form == FormAhead:
+		// No heal: lowering the view would unfence every writer between.
+	case t.Name == TargetLatest, t.Name == TargetFallback:
 		// No heal: a newer publication repairs a pointer slot.
-	case TargetMaintenance, TargetLeader:
+	case t.Name == TargetMaintenance, t.Name == TargetLeader:
 		// Only a lease removes these keys, and the put detached it: the
 		// operator's repair is deleting the stray key.
 		in.heal = func(ctx context.Context) error {
@@ -198,6 +217,37 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 			in.HealRevisions = append(in.HealRevisions, rev)
 			return nil
 		}
+	}
+	return nil
+}
+
+// absentKey deletes a record key; its heal puts the value back, unless
+// something wrote the key meanwhile.
+func absentKey(ctx context.Context, env Env, key, name string, orig []byte, in *Injected) error {
+	ke, ok := env.(KeyEnv)
+	if !ok {
+		return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, name)
+	}
+	rev, err := ke.EtcdDelete(ctx, key)
+	if err != nil {
+		return err
+	}
+	in.Revisions = append(in.Revisions, rev)
+	in.Targets = []string{fmt.Sprintf("%s absent (was %s)", name, quote(orig))}
+	in.heal = func(ctx context.Context) error {
+		cur, err := env.EtcdGet(ctx, key)
+		if err != nil {
+			return err
+		}
+		if cur != nil {
+			return fmt.Errorf("%s was written again meanwhile (now %s): not repaired", name, quote(cur))
+		}
+		rev, err := env.EtcdPut(ctx, key, orig)
+		if err != nil {
+			return err
+		}
+		in.HealRevisions = append(in.HealRevisions, rev)
+		return nil
 	}
 	return nil
 }
@@ -250,6 +300,14 @@ func keyGarbage(rnd *rand.Rand, t GarbageTarget, form string, orig []byte) ([]by
 			return []byte{}, nil
 		}
 		return bytes.Clone(orig[:len(orig)/2]), nil
+	case FormEmpty:
+		return []byte{}, nil
+	case FormAhead:
+		v, err := batchlog.DecodeProducerView(orig)
+		if err != nil {
+			return nil, fmt.Errorf("producer view to move ahead does not decode (%v): %s", err, quote(orig))
+		}
+		return batchlog.EncodeProducerView(v + 1000)
 	}
 	switch {
 	case t.Name == TargetView:

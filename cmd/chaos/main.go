@@ -44,7 +44,7 @@ func commands() []command {
 		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
 		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the same audits still fail", cmdShrink},
 		{"list", "list [DIR] [--coverage] [--faults]                       scenarios with tier and coverage; --faults the fault kinds", cmdList},
-		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps", cmdReplay},
+		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps; exit 0 both passed, 1 the failure reproduced, 3 not reproduced, 4 a pass that now fails", cmdReplay},
 		{"audit", "audit BUNDLE…                                            re-run the audits offline", cmdAudit},
 		{"gate", "gate BUNDLE…                                             fail unless every audit of every bundle passed", cmdGate},
 		{"report", "report BUNDLE [--screenshot]                             regenerate summary.md and report.html (and report.png, checked in Chromium)", cmdReport},
@@ -80,6 +80,9 @@ func main() {
 	for _, c := range commands() {
 		if c.name == os.Args[1] {
 			if err := c.run(ctx, os.Args[2:]); err != nil {
+				if code := replayExitCode(err); code != 0 {
+					os.Exit(code)
+				}
 				if !errors.Is(err, errFailed) {
 					fmt.Fprintln(os.Stderr, "chaos "+c.name+": "+err.Error())
 				}

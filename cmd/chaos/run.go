@@ -270,10 +270,13 @@ func cmdReplay(ctx context.Context, args []string) error {
 		fmt.Printf("%d of %d faults landed on the original's event\n", landed, len(anchors))
 	}
 	wasFail, nowFail := firstFailed(b.Results, b.Meta.Error), firstFailed(outs[0].Results, errString(outs[0].Err))
-	switch {
-	case wasFail == "":
-		fmt.Println("the original passed")
-	case wasFail == nowFail:
+	verdict := replayVerdict(wasFail, nowFail)
+	switch verdict {
+	case errReplayPassed:
+		fmt.Println("the original passed, and so did the replay")
+	case errReplayFailedAfterPass:
+		fmt.Printf("the original passed; the replay FAILED first on %s\n", nowFail)
+	case errReproduced:
 		fmt.Printf("REPRODUCED: the replay fails first on %s, as the original did\n", nowFail)
 	default:
 		fmt.Printf("NOT reproduced: the original failed first on %s, the replay on %q\n", wasFail, nowFail)
@@ -286,14 +289,64 @@ func cmdReplay(ctx context.Context, args []string) error {
 	was, now := bundle.FaultTimeline(b.Input.Events), bundle.FaultTimeline(again.Input.Events)
 	if diff := bundle.DiffTimelines(was, now); diff != "" {
 		fmt.Printf("fault timeline DIFFERS from the original:\n%s", diff)
-		return errors.Join(runErr, errFailed)
+		if verdict == errReproduced {
+			verdict = errNotReproduced
+		}
+	} else {
+		fmt.Printf("fault timeline: the same %d fault and heal events as the original\n", len(now))
 	}
-	fmt.Printf("fault timeline: the same %d fault and heal events as the original\n", len(now))
-	return runErr
+	if verdict == errReplayPassed {
+		return nil
+	}
+	return verdict
 }
 
-// firstFailed names the first failing audit of a run, or its run error.
+// The replay's verdicts, each with its exit status (replayExitCode): 0 the
+// original and the replay passed; 1 the original's first failure
+// reproduced; 3 it did not (the replay passed, failed first elsewhere, or
+// its faults did not land as the original's did); 4 the original passed
+// and the replay failed. A script bisecting a failure branches on 1 and 3.
+var (
+	errReplayPassed          = errors.New("the original and the replay passed")
+	errReproduced            = errors.New("reproduced")
+	errNotReproduced         = errors.New("not reproduced")
+	errReplayFailedAfterPass = errors.New("the original passed, the replay failed")
+)
+
+// replayVerdict compares the first failures of the original and the replay.
+func replayVerdict(wasFail, nowFail string) error {
+	switch {
+	case wasFail == "" && nowFail == "":
+		return errReplayPassed
+	case wasFail == "":
+		return errReplayFailedAfterPass
+	case wasFail == nowFail:
+		return errReproduced
+	}
+	return errNotReproduced
+}
+
+// replayExitCode is the exit status of a replay verdict (0: not one).
+func replayExitCode(err error) int {
+	switch {
+	case errors.Is(err, errReproduced):
+		return 1
+	case errors.Is(err, errNotReproduced):
+		return 3
+	case errors.Is(err, errReplayFailedAfterPass):
+		return 4
+	}
+	return 0
+}
+
+// firstFailed names what failed first in a run: a step that did not
+// complete (the run error names it: "step N (line L) what") comes before
+// every audit, since the run stopped short of the windows the audits after
+// it were meant to judge; else the first failing audit; else the run error.
 func firstFailed(rs []audit.Result, runErr string) string {
+	if step, ok := failedStep(runErr); ok {
+		return step
+	}
 	for _, r := range rs {
 		if !r.Pass {
 			return r.Name
@@ -303,6 +356,17 @@ func firstFailed(rs []audit.Result, runErr string) string {
 		return "run error"
 	}
 	return ""
+}
+
+// failedStep is "step N (line L) what" of a run error about a step.
+func failedStep(runErr string) (string, bool) {
+	if !strings.HasPrefix(runErr, "step ") {
+		return "", false
+	}
+	if i := strings.Index(runErr, ":"); i > 0 {
+		return runErr[:i], true
+	}
+	return runErr, true
 }
 
 func errString(err error) string {
@@ -349,7 +413,10 @@ func cmdList(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		return printCoverage(scs, *strict, loadErr)
+		if err := printCoverage(scs, *strict, loadErr); err != nil {
+			return err
+		}
+		return printWindowCoverage(scs, *bundles, *strict)
 	}
 	for _, sc := range scs {
 		fmt.Printf("%-13s %-24s %s\n", sc.Tier, sc.Name, sc.Path)

@@ -28,6 +28,9 @@ type Expect struct {
 	MinOKOps       int      `yaml:"min_ok_ops" json:"min_ok_ops"`
 	MinPromotions  int      `yaml:"min_promotions" json:"min_promotions"`
 	Audits         []string `yaml:"audits" json:"audits,omitempty"` // empty: all
+	// Windows the run is meant to reach (Windows): minimum-work fails a
+	// run that reached one of them not once.
+	Windows []string `yaml:"windows,omitempty" json:"windows,omitempty"`
 	// Retention bounds over the whole run (0: report only).
 	MaxBatchKeys      int `yaml:"max_batch_keys,omitempty" json:"max_batch_keys,omitempty"`
 	MaxSnapshotGroups int `yaml:"max_snapshot_groups,omitempty" json:"max_snapshot_groups,omitempty"`

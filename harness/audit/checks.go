@@ -146,12 +146,23 @@ func MinimumWork(in *Input) Result {
 	if promotions < in.Expect.MinPromotions {
 		ev.add("%d promotions observed, the scenario needs %d", promotions, in.Expect.MinPromotions)
 	}
+	reached := windowCounts(in)
+	for _, id := range in.Expect.Windows {
+		if reached["window "+id] == 0 {
+			w, _ := WindowByID(id)
+			ev.add("window %s was never reached (%s): the run proves nothing about the bugs that live there", id, w.Doc)
+		}
+	}
 	healedAtSettle := ""
 	if settled > 0 {
 		healedAtSettle = fmt.Sprintf(" (and %d healed after the steps)", settled)
 	}
+	windows := ""
+	for _, id := range in.Expect.Windows {
+		windows += fmt.Sprintf(", window %s reached %d×", id, reached["window "+id])
+	}
 	return Result{Pass: ev.empty(), Summary: fmt.Sprintf("%d acknowledged mutations, %d/%d faults and heals%s, %d "+
-		"promotions", ok, injected, in.Steps, healedAtSettle, promotions), Evidence: ev.list()}
+		"promotions%s", ok, injected, in.Steps, healedAtSettle, promotions, windows), Evidence: ev.list(), Exercised: reached}
 }
 
 // ObjectsAudit checks the pointers the run ended with: each slot present must

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -557,6 +558,18 @@ func (sc *Scenario) validate() []string {
 	for _, a := range sc.Expect.Audits {
 		if !known[a] {
 			bad(0, "expect.audits: unknown audit %q", a)
+		}
+	}
+	for _, id := range sc.Expect.Windows {
+		w, ok := audit.WindowByID(id)
+		switch {
+		case !ok:
+			bad(0, "expect.windows: unknown window %q (chaos list --coverage lists them)", id)
+		case w.Count == nil:
+			bad(0, "expect.windows: window %q has no count yet: a run could not show it reached it", id)
+		}
+		if len(sc.Expect.Audits) > 0 && !slices.Contains(sc.Expect.Audits, "minimum-work") {
+			bad(0, "expect.windows: minimum-work decides whether a window was reached; add it to expect.audits")
 		}
 	}
 	return probs

@@ -1,0 +1,238 @@
+package audit
+
+import (
+	"sort"
+
+	"github.com/oplogha/oplogha/harness/etcddump"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+)
+
+// A Window is a state the system must be driven into for a class of bug to
+// show at all: a bug that lives there passes every run that never gets
+// there, however green. A scenario names the windows it is meant to reach
+// (expect.windows); minimum-work fails a run that reached none of a named
+// window's events, and every run counts each window it reached
+// (Exercised["window <id>"], with finer counts as "window <id>: <what>"),
+// so `chaos list --coverage --bundles` shows which runs reached which
+// window and how often. The counts come from what the run left behind —
+// etcd's MVCC history decoded through the contract and the runner's own
+// timeline — never from a master's account of itself.
+type Window struct {
+	ID  string
+	Doc string
+	// Count returns how often the run was in the window, by what was
+	// damaged or how it was reached (the keys sum to the total); nil when
+	// no scenario can reach the window yet.
+	Count func(in *Input) map[string]int
+}
+
+// Windows are the windows the suite knows, in the order docs/windows.md
+// gives them.
+var Windows = []Window{
+	{ID: "stale-publisher", Doc: "a standby whose applied cursor is below the current latest pointer's batch holds the maintenance lease " +
+		"and reaches its publication or its no-advance decision"},
+	{ID: "long-replay", Doc: "a bootstrap, a rebootstrap and a promotion's catch-up each read the OpLog across at least 3 of the reader's pages"},
+	{ID: "zombie-primary", Doc: "a primary paused past its lease resumes and reaches its append before its successor's first append"},
+	{ID: "damaged-view", Doc: "masters start with the durable prefix present and the producer view absent, malformed, or ahead of every " +
+		"view a batch was appended under", Count: countDamagedView},
+	{ID: "commit-ends-badly", Doc: "the group committer crashes or loses etcd after an append is durable, before its waiters are answered"},
+	{ID: "deposed-reads", Doc: "clients read from a primary cut off from etcd after its successor acknowledged a newer write"},
+	{ID: "foreign-batch-at-id", Doc: "an append's outcome is unknown and another primary's batch sits at its id when the old primary reads it back"},
+	{ID: "latest-unreadable-pruned", Doc: "masters start while etcd holds a latest pointer value nobody can read (garbage, cut, empty), " +
+		"a readable fallback, and an OpLog pruned below the compaction floor (batch 1 gone)", Count: countLatestUnreadablePruned},
+}
+
+// WindowByID finds a window.
+func WindowByID(id string) (Window, bool) {
+	for _, w := range Windows {
+		if w.ID == id {
+			return w, true
+		}
+	}
+	return Window{}, false
+}
+
+// windowCounts counts every window the run reached, as Exercised keys.
+func windowCounts(in *Input) map[string]int {
+	out := map[string]int{}
+	for _, w := range Windows {
+		if w.Count == nil {
+			continue
+		}
+		total := 0
+		for what, n := range w.Count(in) {
+			total += n
+			out["window "+w.ID+": "+what] += n
+		}
+		if total > 0 {
+			out["window "+w.ID] = total
+		}
+	}
+	return out
+}
+
+// starts are the moments masters started again after the harness ended
+// them (a crash, a stop, a restart), with etcd's revision then and how many
+// masters it ended: what a bootstrap read is the namespace at that revision
+// (nothing of the namespace moves while every master is down, and a single
+// restarted master reads it within its first moment).
+type start struct {
+	rev   int64
+	nodes int
+}
+
+func startsOf(events []Event) []start {
+	var out []start
+	for _, e := range events {
+		if len(e.Ended) > 0 && e.EtcdRevision > 0 {
+			out = append(out, start{e.EtcdRevision, len(e.Ended)})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].rev < out[j].rev })
+	return out
+}
+
+// keysAt replays etcd's history and calls at for each start with the
+// namespace as it stood at that start's revision.
+func keysAt(in *Input, at func(s start, ns *namespaceAt)) {
+	ks, err := keyspace.New(in.ClusterID)
+	if err != nil {
+		return
+	}
+	starts := startsOf(in.Events)
+	ns := &namespaceAt{ks: ks, values: map[string][]byte{}, batches: map[uint64]bool{}, batchView: map[uint64]int64{},
+		injected: injectedRevisions(in.Events)}
+	evs := append([]etcddump.Event(nil), in.Etcd...)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
+	i := 0
+	for _, s := range starts {
+		for ; i < len(evs) && evs[i].Revision <= s.rev; i++ {
+			ns.apply(evs[i])
+		}
+		at(s, ns)
+	}
+}
+
+// namespaceAt is the namespace's control keys and batch ids at one revision.
+type namespaceAt struct {
+	ks        keyspace.Keyspace
+	values    map[string][]byte // present control keys (a present empty value is a non-nil empty slice)
+	batches   map[uint64]bool
+	batchView map[uint64]int64 // the producer view when each batch was put (0: none readable)
+	injected  map[int64]bool   // revisions the harness wrote
+	// viewByHarness: the producer view's current value is one the harness
+	// wrote, not one a primary claimed.
+	viewByHarness bool
+}
+
+func (ns *namespaceAt) apply(e etcddump.Event) {
+	if id, ok := batchlog.ParseBatchRecordKey(ns.ks.ClusterID(), e.Key); ok {
+		if e.Type == "delete" {
+			delete(ns.batches, id)
+			return
+		}
+		ns.batches[id] = true
+		if _, seen := ns.batchView[id]; !seen {
+			ns.batchView[id] = ns.view()
+		}
+		return
+	}
+	if e.Key == ns.ks.ProducerView() {
+		ns.viewByHarness = ns.injected[e.Revision]
+	}
+	if e.Type == "delete" {
+		delete(ns.values, e.Key)
+		return
+	}
+	ns.values[e.Key] = append([]byte{}, e.Value...)
+}
+
+// view is the producer view's value when it decodes, else 0.
+func (ns *namespaceAt) view() int64 {
+	v, err := batchlog.DecodeProducerView(ns.values[ns.ks.ProducerView()])
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// prefixPresent: a durable prefix record is there (whatever it says).
+func (ns *namespaceAt) prefixPresent() bool {
+	_, ok := ns.values[ns.ks.DurablePrefix()]
+	return ok
+}
+
+func (ns *namespaceAt) lowestBatch() uint64 {
+	var low uint64
+	for id := range ns.batches {
+		if low == 0 || id < low {
+			low = id
+		}
+	}
+	return low
+}
+
+// countLatestUnreadablePruned counts master starts into window 8: latest
+// present but not a pointer the contract decodes, fallback decoding, and
+// batch 1 gone from a pruned OpLog (so only fallback plus the suffix can
+// recover, neither the OpLog from batch 1 nor failing closed).
+func countLatestUnreadablePruned(in *Input) map[string]int {
+	out := map[string]int{}
+	keysAt(in, func(s start, ns *namespaceAt) {
+		raw, present := ns.values[ns.ks.SnapshotLatest()]
+		if !present {
+			return
+		}
+		if _, err := batchsnap.DecodePointer(raw); err == nil {
+			return
+		}
+		fb, ok := ns.values[ns.ks.SnapshotFallback()]
+		if !ok {
+			return
+		}
+		if _, err := batchsnap.DecodePointer(fb); err != nil {
+			return
+		}
+		if low := ns.lowestBatch(); low <= 1 {
+			return
+		}
+		what := "latest malformed"
+		if len(raw) == 0 {
+			what = "latest empty"
+		}
+		out[what] += s.nodes
+	})
+	return out
+}
+
+// countDamagedView counts master starts into window 4: a durable prefix
+// present and the producer view absent, malformed, or a valid view the
+// harness wrote above every view a batch of the history was appended under
+// (a view no primary claimed; one a primary claimed and never appended
+// under is an ordinary state, not this window).
+func countDamagedView(in *Input) map[string]int {
+	out := map[string]int{}
+	keysAt(in, func(s start, ns *namespaceAt) {
+		if !ns.prefixPresent() || len(ns.batches) == 0 {
+			return
+		}
+		raw, present := ns.values[ns.ks.ProducerView()]
+		switch v, err := batchlog.DecodeProducerView(raw); {
+		case !present:
+			out["view absent"] += s.nodes
+		case err != nil:
+			out["view malformed"] += s.nodes
+		default:
+			var top int64
+			for _, bv := range ns.batchView {
+				top = max(top, bv)
+			}
+			if ns.viewByHarness && v > top {
+				out["view ahead"] += s.nodes
+			}
+		}
+	})
+	return out
+}

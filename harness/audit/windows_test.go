@@ -1,0 +1,99 @@
+package audit
+
+import (
+	"github.com/oplogha/oplogha/harness/history"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// restartAll records a crash-restart of two masters at the current revision.
+func restartAll(in *Input, rev int64) {
+	in.Events = append(in.Events, Event{Kind: "fault", Name: "restart-crash", Ended: []string{"master-0", "master-1"}, EtcdRevision: rev})
+}
+
+// windowRun is a run that names window id, with enough work otherwise.
+func windowRun(r *revs, id string) *Input {
+	in := r.input()
+	in.Expect = Expect{MinOKOps: 0, Windows: []string{id}}
+	in.Ops = okPuts(100)
+	return in
+}
+
+func okPuts(n int) []history.Op {
+	var ops []history.Op
+	for i := range n {
+		ops = append(ops, op("put", "k"+strconv.Itoa(i), "ok", int64(i), int64(i)+1))
+	}
+	return ops
+}
+
+// TestWindowLatestUnreadablePruned: a restart counts into window 8 only
+// while latest is present and undecodable (garbage or empty), the fallback
+// decodes and batch 1 is gone; minimum-work fails a run that names the
+// window and never reached it.
+func TestWindowLatestUnreadablePruned(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		latest  []byte // what the harness writes into latest (nil: nothing)
+		prune   bool
+		reached map[string]int
+	}{
+		{"garbage latest, pruned", []byte("\x80garbage"), true, map[string]int{"latest malformed": 2}},
+		{"empty latest, pruned", []byte{}, true, map[string]int{"latest empty": 2}},
+		{"garbage latest, not pruned", []byte("\x80garbage"), false, map[string]int{}},
+		{"readable latest, pruned", nil, true, map[string]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := pruned()
+			if c.prune {
+				r.deleteBatches(1, 2)
+			}
+			if c.latest != nil {
+				r.rev++
+				r.put(r.ks.SnapshotLatest(), c.latest, 0)
+				r.byHarness()
+			}
+			in := windowRun(r, "latest-unreadable-pruned")
+			restartAll(in, r.rev)
+			require.Equal(t, c.reached, countLatestUnreadablePruned(in))
+			res := MinimumWork(in)
+			if len(c.reached) == 0 {
+				require.False(t, res.Pass, "a run that never reached its window must fail")
+				require.Contains(t, evidence0(res), "window latest-unreadable-pruned was never reached")
+				return
+			}
+			require.True(t, res.Pass, evidence0(res))
+			require.Equal(t, 2, res.Exercised["window latest-unreadable-pruned"])
+		})
+	}
+}
+
+// TestWindowDamagedView: restarts count into window 4 with the durable
+// prefix present and the view absent, malformed, or a harness-written view
+// above every batch's; a view a primary claimed and never appended under is
+// an ordinary state and does not count.
+func TestWindowDamagedView(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		damage  func(r *revs)
+		reached map[string]int
+	}{
+		{"absent", func(r *revs) { r.rev++; r.del(r.ks.ProducerView()); r.byHarness() }, map[string]int{"view absent": 2}},
+		{"malformed", func(r *revs) { r.rev++; r.put(r.ks.ProducerView(), []byte(`{"producer_view":1}`), 0); r.byHarness() },
+			map[string]int{"view malformed": 2}},
+		{"ahead", func(r *revs) { r.rev++; r.put(r.ks.ProducerView(), encView(1001), 0); r.byHarness() }, map[string]int{"view ahead": 2}},
+		{"claimed by a primary, no batch yet", func(r *revs) { r.claim(2) }, map[string]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := pruned()
+			c.damage(r)
+			in := windowRun(r, "damaged-view")
+			restartAll(in, r.rev)
+			require.Equal(t, c.reached, countDamagedView(in))
+			res := MinimumWork(in)
+			require.Equal(t, len(c.reached) > 0, res.Pass, evidence0(res))
+		})
+	}
+}
