@@ -29,8 +29,10 @@ func TestReplayExitStatus(t *testing.T) {
 // before any audit whose window it never reached.
 func TestAFailedStepFailsFirst(t *testing.T) {
 	rs := []audit.Result{{Name: "durable-acknowledgement", Pass: true}, {Name: "objects", Pass: false}, {Name: "minimum-work", Pass: false}}
-	require.Equal(t, "step 39 (line 79) wait for snapshots",
+	require.Equal(t, "step 39 wait for snapshots",
 		firstFailed(rs, "step 39 (line 79) wait for snapshots: context deadline exceeded: 0 of 2 publications"))
+	require.Equal(t, firstFailed(rs, "step 7 (line 42) wait for metric: deadline"), firstFailed(rs, "step 7 (line 55) wait for metric: deadline"),
+		"a replay runs the bundle's resolved scenario, whose lines differ")
 	require.Equal(t, "objects", firstFailed(rs, ""))
 	require.Equal(t, "run error", firstFailed([]audit.Result{{Name: "objects", Pass: true}}, "collect: etcd unreachable"))
 	require.Equal(t, "", firstFailed([]audit.Result{{Name: "objects", Pass: true}}, ""))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -358,16 +359,21 @@ func firstFailed(rs []audit.Result, runErr string) string {
 	return ""
 }
 
-// failedStep is "step N (line L) what" of a run error about a step.
+// failedStep is "step N what" of a run error about a step ("step N (line
+// L) what: why"): the line is left out, since a replay runs the bundle's
+// resolved copy of the scenario, whose lines differ from the original's.
 func failedStep(runErr string) (string, bool) {
 	if !strings.HasPrefix(runErr, "step ") {
 		return "", false
 	}
 	if i := strings.Index(runErr, ":"); i > 0 {
-		return runErr[:i], true
+		runErr = runErr[:i]
 	}
-	return runErr, true
+	return stepLine.ReplaceAllString(runErr, ""), true
 }
+
+// stepLine is the "(line L) " of a step's name in a run error.
+var stepLine = regexp.MustCompile(`\(line \d+\) `)
 
 func errString(err error) string {
 	if err == nil {

@@ -90,6 +90,7 @@ func DurableAcknowledgement(in *Input) Result {
 			}
 		}
 	}
+	refusalsNotDurable(in, log, &ev, n)
 	summary := fmt.Sprintf("%d acknowledged mutations, each found in the durable history", acked)
 	if !ev.empty() {
 		summary = fmt.Sprintf("%d acknowledged mutations checked against the durable history", acked)
@@ -98,6 +99,69 @@ func DurableAcknowledgement(in *Input) Result {
 		summary += fmt.Sprintf(" (final durable prefix batch %d seq %d)", last.BatchID, last.Seq)
 	}
 	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: n}
+}
+
+// refusalsNotDurable checks refusal-not-durable: per key and op (put,
+// remove), the durable entries of the final lineage against the client
+// ops that may have written them (acknowledged, or of unknown outcome).
+// More entries than those means a definite failure was durable: each
+// refused op of that key is named. It returns how many ops of unknown
+// outcome were durable (entries beyond the acknowledged ones), the
+// commit-ends-badly window's count.
+func refusalsNotDurable(in *Input, log *durableLog, ev *evidence, n map[string]int) int {
+	type kop struct {
+		k  [2]string
+		op batchlog.OpType
+	}
+	durable := map[kop]int{}
+	for _, de := range log.entries {
+		if de.e.Op != batchlog.OpPutEnd && de.e.Op != batchlog.OpRemove {
+			continue
+		}
+		k := model.Key(de.e.Tenant, de.e.Key)
+		durable[kop{[2]string{k.Tenant, k.Key}, de.e.Op}]++
+	}
+	may := map[kop]int{}
+	acked := map[kop]int{}
+	unknown := map[kop]int{}
+	refused := map[kop][]*history.Op{}
+	var order []kop
+	for i := range in.Ops {
+		op := &in.Ops[i]
+		want, mutation := ackedOp(op)
+		if !mutation || op.Kind == history.Mount {
+			continue
+		}
+		k := kop{ackKey(op), want}
+		switch op.Outcome {
+		case history.OK:
+			may[k]++
+			acked[k]++
+		case history.Failed:
+			if len(refused[k]) == 0 {
+				order = append(order, k)
+			}
+			refused[k] = append(refused[k], op)
+		default:
+			may[k]++
+			unknown[k]++
+		}
+	}
+	for _, k := range order {
+		n["refusal-not-durable"]++
+		if extra := durable[k] - may[k]; extra > 0 {
+			for _, op := range refused[k] {
+				ev.add("[refusal-not-durable] %s %s answered %q (not written) at %s by %s, yet the durable history holds %d %s "+
+					"entries of it, %d more than the acknowledged and unknown ones", op.Kind, k.k[0]+"/"+k.k[1], op.Code,
+					seconds(op.Complete), op.Node, durable[k], k.op, extra)
+			}
+		}
+	}
+	total := 0
+	for k, u := range unknown {
+		total += min(u, max(0, durable[k]-acked[k]))
+	}
+	return total
 }
 
 // ackedOp is the op type an acknowledged mutation writes.

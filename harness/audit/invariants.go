@@ -105,6 +105,10 @@ var Invariants = []Invariant{
 		"acknowledged mutations"},
 	{"ack-order", "acknowledgements of one key that did not overlap in time are in the OpLog in the order they were acknowledged",
 		"Terminology: durable prefix; Integration and E2E", "durable-acknowledgement", "pairs of one key's acknowledgements, one before the other"},
+	{"refusal-not-durable", "a mutation the master answered as not written (a definite failure) has no entry in the durable history: " +
+		"one key's durable PUT_END (REMOVE) entries never outnumber its puts (removes) that were acknowledged or whose outcome is unknown",
+		"Terminology: durable prefix; Failure Semantics (a commit whose outcome is unknown is never reported as failed)",
+		"durable-acknowledgement", "keys with a refused put or remove"},
 	{"recovered-equals-model", "each running node's final state equals the harness model's state at that node's cursor, rebuilt from " +
 		"the durable history alone: every object, every segment, the digest; a node that exposes no state fails",
 		"Recovery Protocol; Acceptance Criteria: final acknowledged-data audit", "recovered-state", "running nodes judged"},
@@ -125,6 +129,7 @@ var Invariants = []Invariant{
 var failingTests = map[string]string{
 	"ack-durable":             "TestDurableAcknowledgementFailsALostAcknowledgement",
 	"ack-order":               "TestDurableAcknowledgementFailsOutOfOrder",
+	"refusal-not-durable":     "TestDurableAcknowledgementFailsADurableRefusal",
 	"recovered-equals-model":  "TestRecoveredStateFailsANodeOffTheModel",
 	"converged-on-model":      "TestConvergenceFailsOffTheModel",
 	"replicas-disjoint":       "TestRecoveredStateFailsOverlappingReplicas",

@@ -263,6 +263,36 @@ func TestDurableAcknowledgementFailsALostAcknowledgement(t *testing.T) {
 	require.Contains(t, evidence0(res), "put t/b acknowledged at 0.000s by master-0 (batch 2 seq 3): nothing is durable: the durable prefix was deleted at rev 6")
 }
 
+// TestDurableAcknowledgementFailsADurableRefusal: a put answered as not
+// written whose PUT_END is durable fails refusal-not-durable, named with
+// its key, answer, time and node; the same put with an unknown outcome
+// passes and counts into the commit-ends-badly window.
+func TestDurableAcknowledgementFailsADurableRefusal(t *testing.T) {
+	acks := modelAcks()
+	acks[4] = op(history.Put, "c", history.Failed, 13, 14) // c's put answered "not written"; its PUT_END is batch 4
+	acks[4].Code, acks[4].Node = "fenced", "master-1"
+	acks = append(acks[:4:4], acks[4])
+	in := modelHistory().input()
+	in.Ops = acks
+	res := DurableAcknowledgement(in)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), `[refusal-not-durable] put t/c answered "fenced" (not written) at 0.000s by master-1, `+
+		"yet the durable history holds 1 PUT_END entries of it, 1 more than the acknowledged and unknown ones")
+
+	acks[len(acks)-1].Outcome = history.Unknown
+	res = DurableAcknowledgement(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, map[string]int{"unknown outcome, durable": 1}, countCommitEndsBadly(in))
+	require.Equal(t, 0, res.Exercised["refusal-not-durable"])
+
+	// A refused second put of a key whose first put was acknowledged
+	// (object_exists) is not durable: one entry, one acknowledgement.
+	in.Ops = append(modelAcks(), func() history.Op { o := op(history.Put, "b", history.Failed, 20, 21); o.Code = "object_exists"; return o }())
+	res = DurableAcknowledgement(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 2, res.Exercised["refusal-not-durable"])
+}
+
 func TestDurableAcknowledgementFailsOutOfOrder(t *testing.T) {
 	in := modelHistory().input()
 	in.Ops = modelAcks()

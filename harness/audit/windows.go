@@ -37,7 +37,8 @@ var Windows = []Window{
 	{ID: "zombie-primary", Doc: "a primary paused past its lease resumes and reaches its append before its successor's first append"},
 	{ID: "damaged-view", Doc: "masters start with the durable prefix present and the producer view absent, malformed, or ahead of every " +
 		"view a batch was appended under", Count: countDamagedView},
-	{ID: "commit-ends-badly", Doc: "the group committer crashes or loses etcd after an append is durable, before its waiters are answered"},
+	{ID: "commit-ends-badly", Doc: "the group committer crashes or loses etcd after an append is durable, before its waiters are answered: " +
+		"a mutation whose outcome the client got as unknown is durable", Count: countCommitEndsBadly},
 	{ID: "deposed-reads", Doc: "clients read from a primary cut off from etcd after its successor acknowledged a newer write"},
 	{ID: "foreign-batch-at-id", Doc: "an append's outcome is unknown and another primary's batch sits at its id when the old primary reads it back"},
 	{ID: "latest-unreadable-pruned", Doc: "masters start while etcd holds a latest pointer value nobody can read (garbage, cut, empty), " +
@@ -235,4 +236,19 @@ func countDamagedView(in *Input) map[string]int {
 		}
 	})
 	return out
+}
+
+// countCommitEndsBadly counts window 5: client mutations whose outcome was
+// unknown (the commit ended badly before they were answered) and whose
+// entry is in the durable history.
+func countCommitEndsBadly(in *Input) map[string]int {
+	d, err := durableOf(in)
+	if err != nil {
+		return nil
+	}
+	n := refusalsNotDurable(in, newDurableLog(d), &evidence{}, map[string]int{})
+	if n == 0 {
+		return map[string]int{}
+	}
+	return map[string]int{"unknown outcome, durable": n}
 }
