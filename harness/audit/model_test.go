@@ -287,7 +287,11 @@ func TestDurableAcknowledgementFailsADurableRefusal(t *testing.T) {
 
 	// A refused second put of a key whose first put was acknowledged
 	// (object_exists) is not durable: one entry, one acknowledgement.
-	in.Ops = append(modelAcks(), func() history.Op { o := op(history.Put, "b", history.Failed, 20, 21); o.Code = "object_exists"; return o }())
+	in.Ops = append(modelAcks(), func() history.Op {
+		o := op(history.Put, "b", history.Failed, 20, 21)
+		o.Code = "object_exists"
+		return o
+	}())
 	res = DurableAcknowledgement(in)
 	require.True(t, res.Pass, evidence0(res))
 	require.Equal(t, 2, res.Exercised["refusal-not-durable"])
