@@ -35,6 +35,8 @@ var Failpoints = []FailpointInfo{
 		"then segments, manifest, descriptor); count terms pick one, e.g. 2*off->1*panic"},
 	{fpSnapshotBeforeHEAD, "snapshotBeforeHEAD", "snapshot store: before every HEAD the master sends (verification of an upload, revalidation)"},
 	{fpSnapshotBeforeCAS, "snapshotBeforeCAS", "standby snapshot: every object written and verified, pointer CAS not yet sent"},
+	{fpSnapshotCASRefused, "snapshotCASRefused", "standby snapshot: with return(true) the pointer CAS is not sent and the attempt " +
+		"is refused as a CAS conflict (a publication refused for certain, after its upload)"},
 	{fpSnapshotAfterCAS, "snapshotAfterCAS", "standby snapshot: pointer CAS committed, not yet logged, counted or followed by retention"},
 	{fpMaintainAfterGC, "maintainAfterGC", "retention: snapshot GC done, compaction floor not yet published"},
 	{fpMaintainAfterFloor, "maintainAfterFloor", "retention: floor published, covered batches not yet deleted"},
@@ -70,6 +72,7 @@ var (
 	fpSnapshotBeforeUpload  = gofail.NewFailpoint("snapshotBeforeUpload")
 	fpSnapshotBeforeCAS     = gofail.NewFailpoint("snapshotBeforeCAS")
 	fpSnapshotAfterCAS      = gofail.NewFailpoint("snapshotAfterCAS")
+	fpSnapshotCASRefused    = gofail.NewFailpoint("snapshotCASRefused")
 	fpSnapshotTornCursor    = gofail.NewFailpoint("snapshotTornCursor")
 	fpSnapshotCorruptUpload = gofail.NewFailpoint("snapshotCorruptUpload")
 	fpSnapshotAfterObject   = gofail.NewFailpoint("snapshotAfterObject")

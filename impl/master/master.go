@@ -87,6 +87,9 @@ type Master struct {
 	verified *retention.Verified
 	// headTime adds up the time the snapshot store's HEADs take.
 	headTime atomic.Int64
+	// publications counts the snapshots this node published (the
+	// snapshot loop's backoff ends on one).
+	publications atomic.Int64
 	// growth estimates the capacity exhaustion horizon.
 	growth growth
 }

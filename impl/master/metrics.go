@@ -41,6 +41,8 @@ type metrics struct {
 	leaseAcquisitions   prometheus.Counter
 	casConflicts        prometheus.Counter
 	orphans             *prometheus.CounterVec
+	candidatesDeleted   *prometheus.CounterVec
+	snapshotBackoff     prometheus.Gauge
 	leaseLosses         *prometheus.CounterVec
 	viewClaims          prometheus.Counter
 	promotable          prometheus.Gauge
@@ -133,6 +135,11 @@ func newMetrics() *metrics {
 	m.pointerVerified = gaugeVec("oplogha_snapshot_pointer_verified",
 		"1 when this node read the slot's snapshot completely and it verified, 0 when that failed, -1 not read by this node", "slot")
 	m.pointerInfo = gaugeVec("oplogha_snapshot_pointer_info", "1 for the snapshot id each pointer slot names", "slot", "snapshot_id")
+	m.candidatesDeleted = counterVec("oplogha_snapshot_candidates_deleted_total",
+		"written candidates whose publication was refused for certain (not newer, below the floor, CAS conflict, lease lost) and "+
+			"whose objects this node deleted at once, by result (deleted, failed: left to GC)", "result")
+	m.snapshotBackoff = gauge("oplogha_snapshot_backoff_seconds",
+		"how long this node waits before its next snapshot attempt after failed ones in a row (0: not backing off)")
 	m.lastSuccess = gauge("oplogha_snapshot_last_success_timestamp_seconds", "when this node last published a snapshot (unix seconds)")
 	m.lastFailure = gauge("oplogha_snapshot_last_failure_timestamp_seconds", "when a snapshot attempt of this node last failed (unix seconds)")
 	m.lastFailedPhase = gaugeVec("oplogha_snapshot_last_failed_phase", "1 for the phase the last failed snapshot attempt failed in", "phase")
@@ -181,7 +188,7 @@ func newMetrics() *metrics {
 		f(c)
 	}
 	for _, c := range []prometheus.Collector{m.snapshotAttempts, m.snapshotSkips, m.snapshotFailures, m.phaseSeconds, m.snapshotLag, m.capturedBytes,
-		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.publishedAfterPromo, m.rebootstraps,
+		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.candidatesDeleted, m.snapshotBackoff, m.publishedAfterPromo, m.rebootstraps,
 		m.floor, m.uncompacted, m.gcObjects, m.gcGroups, m.gcFailures, m.rangeDeletes, m.rangeDeleted, m.rangeDeleteFailures} {
 		f(c)
 	}

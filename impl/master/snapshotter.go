@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -25,16 +26,62 @@ func (m *Master) snapshotLoop(ctx context.Context) {
 	tick := min(max(interval/4, 200*time.Millisecond), 5*time.Second)
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var b backoff
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := m.trySnapshot(ctx); err != nil && ctx.Err() == nil {
-			m.log.Warn("snapshot attempt failed", "phase", "snapshot", "code", snapshotCode(err), "err", err)
+		if !b.due(time.Now()) {
+			continue
+		}
+		published, err := m.trySnapshot(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			delay := b.failed(time.Now(), tick, maxSnapshotBackoff(interval))
+			m.m.snapshotBackoff.Set(delay.Seconds())
+			m.log.Warn("snapshot attempt failed", "phase", "snapshot", "code", snapshotCode(err), "err", err,
+				"failures_in_a_row", b.failures, "next_attempt_in", delay.String())
+		case published:
+			if b.failures > 0 {
+				m.log.Info("snapshot published after failed attempts: backoff ended", "phase", "snapshot", "failures_in_a_row", b.failures)
+			}
+			b = backoff{}
+			m.m.snapshotBackoff.Set(0)
 		}
 	}
+}
+
+// backoff spaces snapshot attempts after failed ones in a row: each failure
+// doubles the wait from one tick up to a bound, and a publication ends it.
+// Without it, an attempt that fails after its upload (a refused CAS, a
+// failed verification) would capture, encode and upload again on every
+// tick — with no latest pointer, due() bypasses the interval — and a
+// persistent failure would fill the store with candidates.
+type backoff struct {
+	failures  int
+	notBefore time.Time
+}
+
+func (b *backoff) due(now time.Time) bool { return !now.Before(b.notBefore) }
+
+// failed records a failure and returns how long to wait before the next attempt.
+func (b *backoff) failed(now time.Time, tick, limit time.Duration) time.Duration {
+	b.failures++
+	d := tick
+	for i := 1; i < b.failures && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	b.notBefore = now.Add(d)
+	return d
+}
+
+// maxSnapshotBackoff bounds the wait: eight snapshot intervals, at least
+// 5 s and at most 5 minutes.
+func maxSnapshotBackoff(interval time.Duration) time.Duration {
+	return min(max(8*interval, 5*time.Second), 5*time.Minute)
 }
 
 // errSkip marks an attempt that did not start, with its reason as the metric label.
@@ -172,11 +219,19 @@ func (m *Master) workDir() string {
 	return os.TempDir()
 }
 
-// trySnapshot is one attempt: admission, the maintenance lease, re-admission
+// trySnapshot is one attempt, and whether it published: admission, the maintenance lease, re-admission
 // under the lease, an O(1) capture valid only if no role transition
 // overlapped it, then encode, decode-check, verified upload and the fenced
 // pointer CAS — none of which touches the live state again.
-func (m *Master) trySnapshot(ctx context.Context) (err error) {
+func (m *Master) trySnapshot(ctx context.Context) (published bool, err error) {
+	before := m.publications.Load()
+	err = m.attemptSnapshot(ctx)
+	return m.publications.Load() != before, err
+}
+
+// attemptSnapshot is trySnapshot's attempt; a skip is counted and is not
+// an error.
+func (m *Master) attemptSnapshot(ctx context.Context) (err error) {
 	role, gen0 := m.RoleGeneration()
 	if role != RoleStandby {
 		return nil
@@ -281,10 +336,16 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 	plan, err := publish.PlanFor(o, w.Pointer)
 	if err != nil {
 		m.m.orphans.WithLabelValues(orphanReason(err)).Inc()
+		m.deleteRefused(ctx, log, w)
 		return failed("plan", err)
 	}
 	hit(fpSnapshotBeforeCAS)
-	res, err := publish.Publish(ctx, m.cli, m.ks, lease.Token, o, plan)
+	var res publish.Result
+	if err = injected(fpSnapshotCASRefused); err != nil {
+		err = fmt.Errorf("%w (%w)", publish.ErrCASConflict, err)
+	} else {
+		res, err = publish.Publish(ctx, m.cli, m.ks, lease.Token, o, plan)
+	}
 	if err != nil {
 		m.m.orphans.WithLabelValues(orphanReason(err)).Inc()
 		switch {
@@ -292,8 +353,13 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 			m.m.casConflicts.Inc()
 		case errors.Is(err, publish.ErrLeaseLost):
 			m.m.leaseLosses.WithLabelValues("publish").Inc()
+		default:
+			// The CAS's outcome is unknown (it may have committed): the
+			// candidate stays for GC, which knows what the pointers name.
+			return fmt.Errorf("publish %s (left as an orphan): %w", id, err)
 		}
-		return fmt.Errorf("publish %s (left as an orphan): %w", id, err)
+		m.deleteRefused(ctx, log, w)
+		return fmt.Errorf("publish %s (refused; its objects deleted): %w", id, err)
 	}
 	// The server validated every object's checksum on upload (or a
 	// complete readback did): the newer protected snapshot needs no
@@ -302,6 +368,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 	hit(fpSnapshotAfterCAS)
 	m.m.phaseSeconds.WithLabelValues("cas").Set(time.Since(phase).Seconds())
 	m.m.snapshotAttempts.WithLabelValues("published").Inc()
+	m.publications.Add(1)
 	m.m.lastSuccess.Set(float64(time.Now().UnixMilli()) / 1000)
 	m.m.latestSnapshotBatch.Set(float64(cur.BatchID))
 	if role, _ := m.RoleGeneration(); role != RoleStandby {
@@ -315,6 +382,21 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 		m.retain(ctx, lease)
 	}
 	return nil
+}
+
+// deleteRefused deletes a written candidate whose publication was refused
+// for certain (the plan refused it, or the CAS transaction answered
+// "not succeeded"): no pointer names it, none ever will (its id carries this
+// attempt's lease), and waiting for a later successful publication's GC
+// would let a run of refusals pile candidates up in the store. A delete
+// that fails leaves them to GC.
+func (m *Master) deleteRefused(ctx context.Context, log *slog.Logger, w *snapshot.Written) {
+	if err := m.store.Delete(context.WithoutCancel(ctx), w.Stored); err != nil {
+		m.m.candidatesDeleted.WithLabelValues("failed").Inc()
+		log.Warn("refused snapshot candidate not deleted: its objects are left to GC", "phase", "cas", "objects", len(w.Stored), "err", err)
+		return
+	}
+	m.m.candidatesDeleted.WithLabelValues("deleted").Inc()
 }
 
 // orphanReason labels why a written candidate was left unpublished.

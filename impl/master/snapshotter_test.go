@@ -84,3 +84,23 @@ func TestSchedulerTriggers(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotBackoff: failures in a row double the wait from one tick up
+// to the bound; a fresh backoff is due at once.
+func TestSnapshotBackoff(t *testing.T) {
+	var b backoff
+	now := time.Unix(1000, 0)
+	require.True(t, b.due(now))
+	tick, limit := 250*time.Millisecond, 5*time.Second
+	var got []time.Duration
+	for range 7 {
+		got = append(got, b.failed(now, tick, limit))
+	}
+	require.Equal(t, []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+		5 * time.Second, 5 * time.Second}, got)
+	require.False(t, b.due(now.Add(4*time.Second)))
+	require.True(t, b.due(now.Add(5*time.Second)))
+	require.Equal(t, 8*time.Second, maxSnapshotBackoff(time.Second))
+	require.Equal(t, 5*time.Second, maxSnapshotBackoff(200*time.Millisecond))
+	require.Equal(t, 5*time.Minute, maxSnapshotBackoff(time.Hour))
+}

@@ -19,6 +19,9 @@ type Written struct {
 	Pointer    batchsnap.Pointer
 	Descriptor batchsnap.Descriptor
 	Proofs     map[string]objstore.Proof // object name → how it was verified
+	// Stored are the keys of every object written, in the order written:
+	// what a candidate whose publication was refused deletes.
+	Stored []string
 }
 
 // WriteOptions tune Write.
@@ -251,6 +254,9 @@ func (u *uploader) seal(p *Prepared) (*Written, error) {
 	}
 	u.w.Descriptor = p.Descriptor
 	u.w.Pointer = p.Pointer()
+	u.mu.Lock()
+	u.w.Stored = append([]string(nil), u.stored...)
+	u.mu.Unlock()
 	return u.w, nil
 }
 
