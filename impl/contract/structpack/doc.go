@@ -24,8 +24,11 @@
 //	  - body: fields in declaration order, compatible<> fields skipped;
 //	    integers, enums and bools little-endian at their C++ size; std::string
 //	    and std::vector as a length then the elements; std::variant as a
-//	    one-byte index then the alternative; a trivially copyable struct such
-//	    as std::pair<uint64_t, uint64_t> as its raw bytes.
+//	    one-byte index then the alternative; std::optional as a has-value
+//	    byte then the value; tl::expected as a has-value byte then the value
+//	    (nothing for void) or the error; a trivially copyable struct such
+//	    as std::pair<uint64_t, uint64_t> as its raw bytes; std::tuple and
+//	    other structs as their fields in order.
 //	  - compatible section: the compatible<> fields (here all version 1), in
 //	    declaration order, each a has-value byte then the value.
 //
@@ -41,7 +44,7 @@
 // each of these is an error: no upstream writer produces them.
 //
 // The codecs built on it are impl/contract/metadata (the OpLog entry
-// payloads) and impl/contract/batchsnap (the snapshot's segments and object
-// chunks). Errors are *contract.Error of kind contract.ErrMalformed or
+// payloads), impl/contract/batchsnap (the snapshot's segments and object
+// chunks) and impl/contract/cororpc (the bodies of the client RPC). Errors are *contract.Error of kind contract.ErrMalformed or
 // contract.ErrTypeHash.
 package structpack

@@ -15,23 +15,32 @@ import (
 // Type literal bytes (struct_pack type_id values).
 const (
 	spInt32     = 0x01
+	spInt64     = 0x03
 	spUint64    = 0x04
 	spUint8     = 0x06
+	spUint16    = 0x08
 	spBool      = 0x0b
 	spChar      = 0x0c
 	spString    = 0x80
 	spContainer = 0x84
+	spOptional  = 0x85
 	spVariant   = 0x86
+	spExpected  = 0x87
+	spVoid      = 0xfa // std::monostate, and void as a tl::expected value
 	spStruct    = 0xfd
 	spEnd       = 0xff
 )
 
 var (
 	LitInt32  = []byte{spInt32}
+	LitInt64  = []byte{spInt64}
 	LitUint64 = []byte{spUint64}
 	LitUint8  = []byte{spUint8}
+	LitUint16 = []byte{spUint16}
 	LitBool   = []byte{spBool}
 	LitString = []byte{spString, spChar}
+	// LitVoid is the value type of a tl::expected<void, E>.
+	LitVoid = []byte{spVoid}
 	// LitPair64 is std::pair<uint64_t, uint64_t> (upstream's UUID). It is
 	// trivially serializable, so its literal ends with its pack alignment and
 	// alignment (8 and 8, as size literals 8+129 = 0x89) before the end mark.
@@ -42,7 +51,20 @@ func LitStruct(fields ...[]byte) []byte {
 	return append(append([]byte{spStruct}, bytes.Join(fields, nil)...), spEnd)
 }
 
+// LitTuple is the literal of a std::tuple (or of a std::pair that is not
+// trivially copyable): the same as a struct's, the elements in order.
+func LitTuple(elems ...[]byte) []byte { return LitStruct(elems...) }
+
 func LitVector(elem []byte) []byte { return append([]byte{spContainer}, elem...) }
+
+// LitOptional is the literal of a std::optional of elem.
+func LitOptional(elem []byte) []byte { return append([]byte{spOptional}, elem...) }
+
+// LitExpected is the literal of a tl::expected<value, unexpected>: its
+// tag, the value type's literal (LitVoid for void), the error type's.
+func LitExpected(value, unexpected []byte) []byte {
+	return append(append([]byte{spExpected}, value...), unexpected...)
+}
 
 func LitVariant(alternatives ...[]byte) []byte {
 	return append(append([]byte{spVariant}, bytes.Join(alternatives, nil)...), spEnd)
@@ -61,6 +83,10 @@ func (t *Type) Hash() uint32 { return t.hash }
 
 // Name is the type's name, for errors.
 func (t *Type) Name() string { return t.name }
+
+// Literal is a copy of the type literal, without the NUL that ends it on
+// the wire.
+func (t *Type) Literal() []byte { return bytes.Clone(t.literal) }
 
 // NewType is the identity of the type name whose type literal (without its
 // NUL) is literal; hasCompat says it has compatible<> fields.
@@ -112,7 +138,9 @@ func (w *Writer) Bool(v bool) {
 	}
 }
 
+func (w *Writer) U16(v uint16) { w.buf = binary.LittleEndian.AppendUint16(w.buf, v) }
 func (w *Writer) I32(v int32)  { w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(v)) }
+func (w *Writer) I64(v int64)  { w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(v)) }
 func (w *Writer) U64(v uint64) { w.buf = binary.LittleEndian.AppendUint64(w.buf, v) }
 
 func (w *Writer) Length(n int) {
@@ -301,6 +329,15 @@ func (r *Reader) Bool() bool {
 	}
 }
 
+func (r *Reader) U16() uint16 {
+	if b := r.Take(2); b != nil {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return 0
+}
+
+func (r *Reader) I64() int64 { return int64(r.U64()) }
+
 func (r *Reader) I32() int32 {
 	if b := r.Take(4); b != nil {
 		return int32(binary.LittleEndian.Uint32(b))
@@ -407,16 +444,38 @@ func (r *Reader) Open(t *Type, data []byte, strs *Strings) error {
 		r.compat = true
 	}
 	if meta&0b100 != 0 {
-		lit := r.Take(uint64(len(t.literal)) + 1)
-		if r.err != nil {
-			return r.err
+		if err := checkLiteral(t, data[r.pos:]); err != nil {
+			return err
 		}
-		if !bytes.Equal(lit[:len(t.literal)], t.literal) || lit[len(t.literal)] != 0 {
-			return contract.NewError(contract.ErrTypeHash, fmt.Sprintf("struct_pack type literal is not %s's", t.name))
-		}
+		r.pos += len(t.literal) + 1
 	}
 	r.width = [4]int{1, 2, 4, 8}[meta>>3&0b11]
 	return nil
+}
+
+// checkLiteral checks that rest begins with t's type literal and its NUL,
+// naming the first byte that differs. A buffer that ends before the
+// literal does is truncated (ErrMalformed), whatever its bytes.
+func checkLiteral(t *Type, rest []byte) error {
+	if len(rest) < len(t.literal)+1 {
+		return contract.NewError(contract.ErrMalformed, fmt.Sprintf("struct_pack buffer truncated in %s's type literal (%d of its %d bytes)", t.name, len(rest), len(t.literal)+1))
+	}
+	for i, want := range t.literal {
+		if rest[i] != want {
+			return contract.NewError(contract.ErrTypeHash, fmt.Sprintf("struct_pack type literal is not %s's: literal byte %d is 0x%02x, want 0x%02x", t.name, i, rest[i], want))
+		}
+	}
+	if c := rest[len(t.literal)]; c != 0 {
+		return contract.NewError(contract.ErrTypeHash, fmt.Sprintf("struct_pack type literal is not %s's: it goes on past its %d bytes (0x%02x, not NUL)", t.name, len(t.literal), c))
+	}
+	return nil
+}
+
+// HasTypeLiteral reports whether a struct_pack buffer carries a type
+// literal (the wire variant of a build without NDEBUG): its hash has the
+// metainfo bit and the metainfo byte the literal bit. It checks nothing else.
+func HasTypeLiteral(data []byte) bool {
+	return len(data) > 4 && data[0]&1 != 0 && data[4]&0b100 != 0
 }
 
 // Strings interns the short strings a decoder reads (segment endpoints,
