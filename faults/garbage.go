@@ -206,19 +206,25 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 	default:
 		// The operator's repair: the record as it was (nothing can have
 		// moved it meanwhile: every writer compares the raw value).
-		in.heal = func(ctx context.Context) error {
-			if err := stillGarbage(ctx, env, key, name, garbage); err != nil {
-				return err
-			}
-			rev, err := env.EtcdPut(ctx, key, orig)
-			if err != nil {
-				return err
-			}
-			in.HealRevisions = append(in.HealRevisions, rev)
-			return nil
-		}
+		in.heal = restoreHeal(env, key, orig, in, func(ctx context.Context) error { return stillGarbage(ctx, env, key, name, garbage) })
 	}
 	return nil
+}
+
+// restoreHeal is a heal that puts orig back at key, once check accepts
+// what the key holds now.
+func restoreHeal(env Env, key string, orig []byte, in *Injected, check func(ctx context.Context) error) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if err := check(ctx); err != nil {
+			return err
+		}
+		rev, err := env.EtcdPut(ctx, key, orig)
+		if err != nil {
+			return err
+		}
+		in.HealRevisions = append(in.HealRevisions, rev)
+		return nil
+	}
 }
 
 // absentKey deletes a record key; its heal puts the value back, unless
@@ -234,7 +240,7 @@ func absentKey(ctx context.Context, env Env, key, name string, orig []byte, in *
 	}
 	in.Revisions = append(in.Revisions, rev)
 	in.Targets = []string{fmt.Sprintf("%s absent (was %s)", name, quote(orig))}
-	in.heal = func(ctx context.Context) error {
+	in.heal = restoreHeal(env, key, orig, in, func(ctx context.Context) error {
 		cur, err := env.EtcdGet(ctx, key)
 		if err != nil {
 			return err
@@ -242,13 +248,8 @@ func absentKey(ctx context.Context, env Env, key, name string, orig []byte, in *
 		if cur != nil {
 			return fmt.Errorf("%s was written again meanwhile (now %s): not repaired", name, quote(cur))
 		}
-		rev, err := env.EtcdPut(ctx, key, orig)
-		if err != nil {
-			return err
-		}
-		in.HealRevisions = append(in.HealRevisions, rev)
 		return nil
-	}
+	})
 	return nil
 }
 
