@@ -81,7 +81,16 @@ func init() {
 	})
 	register(&Kind{Name: "lose-history", Family: "data", Damages: true,
 		Doc: "delete the durable prefix and every batch key in one transaction, leaving the producer view, floor, " +
-			"pointers and snapshots in place (a history lost, its residue kept); no heal",
+			"pointers and snapshots in place (a history lost, its residue kept); with attrs.prefix zero, then write the " +
+			"zero durable prefix (an operator's half-done reset: a fresh-looking prefix beside the residue); no heal",
+		check: func(s Spec) error {
+			for k, v := range s.Attrs {
+				if k != "prefix" || (v != "deleted" && v != "zero") {
+					return fmt.Errorf("lose-history: attrs.%s %v: only attrs.prefix deleted|zero is known", k, v)
+				}
+			}
+			return nil
+		},
 		inject:   loseHistory,
 		NotDrawn: "a lost history is never served again (every master refuses the residue): the run ends there",
 	})
@@ -107,7 +116,7 @@ func injectCorruptPointer(ctx context.Context, env Env, s Spec, in *Injected) er
 // transaction and leaves everything else (view, floor, pointers, objects):
 // a history lost with its residue in place. No master may read what is
 // left as an empty cluster.
-func loseHistory(ctx context.Context, env Env, _ Spec, in *Injected) error {
+func loseHistory(ctx context.Context, env Env, s Spec, in *Injected) error {
 	ke, ok := env.(KeyEnv)
 	if !ok {
 		return fmt.Errorf("%w: lose-history needs an environment that deletes keys", ErrUnavailable)
@@ -122,6 +131,15 @@ func loseHistory(ctx context.Context, env Env, _ Spec, in *Injected) error {
 	}
 	in.Targets = []string{fmt.Sprintf("durable prefix and batches: %d keys deleted", deleted)}
 	in.Revisions = []int64{rev}
+	if s.Attrs["prefix"] == "zero" {
+		zero := batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{})
+		rev, err := env.EtcdPut(ctx, ks.DurablePrefix(), zero)
+		if err != nil {
+			return fmt.Errorf("write the zero durable prefix: %w", err)
+		}
+		in.Targets = append(in.Targets, "the zero durable prefix written beside the residue: "+string(zero))
+		in.Revisions = append(in.Revisions, rev)
+	}
 	return nil
 }
 

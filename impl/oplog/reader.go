@@ -44,7 +44,9 @@ type Head struct {
 // ReadHead reads the durable prefix. An absent prefix is accepted only when
 // the namespace holds nothing a history leaves (a fresh, uninitialised
 // namespace); batch keys without it are ErrNoDurablePrefix, any other
-// residue ErrResidue.
+// residue ErrResidue. A zero prefix is held to the same rule: beside a
+// floor, a pointer, an import record or a view older than itself it is
+// ErrResidue too.
 func (r *Reader) ReadHead(ctx context.Context) (Head, error) {
 	resp, err := r.KV.Txn(ctx).Then(
 		clientv3.OpGet(r.Keyspace.DurablePrefix()),
@@ -80,6 +82,15 @@ func (r *Reader) ReadHead(ctx context.Context) (Head, error) {
 	h.Present = true
 	if err := r.checkTerminal(ctx, h, resp.Responses[1].GetResponseRange().Count); err != nil {
 		return Head{}, err
+	}
+	if h.Prefix.BatchID == 0 {
+		// A zero prefix is an empty cluster only where it stands alone, as
+		// a claim on a fresh namespace writes it; beside what a history
+		// leaves it is a reset gone half-way, refused as residue exactly
+		// as an absent prefix beside it is.
+		if err := checkZeroPrefixAlone(ctx, r.KV, r.Keyspace, h.Revision, kv.ModRevision); err != nil {
+			return Head{}, err
+		}
 	}
 	return h, nil
 }
@@ -328,6 +339,35 @@ func (r *Reader) ReadAll(ctx context.Context, fn func(state.Batch) error) (Head,
 // (and no prefix, no batch) a namespace is fresh.
 func ResidueKeys(ks keyspace.Keyspace) []string {
 	return []string{ks.ProducerView(), ks.CompactionFloor(), ks.SnapshotLatest(), ks.SnapshotFallback(), ks.LegacyImport()}
+}
+
+// checkZeroPrefixAlone returns a *ResidueError naming what stands beside
+// a zero durable prefix written at prefixRev, at revision rev: any residue
+// key but the producer view, and the view too when it is older than the
+// prefix (a claim writes a fresh namespace's view and zero prefix in one
+// transaction; a later claim moves the view past it).
+func checkZeroPrefixAlone(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, rev, prefixRev int64) error {
+	keys := ResidueKeys(ks)
+	ops := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		ops[i] = clientv3.OpGet(k, clientv3.WithKeysOnly(), clientv3.WithRev(rev))
+	}
+	resp, err := kv.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("read what stands beside the zero durable prefix: %w", err)
+	}
+	var present []string
+	for i, k := range keys {
+		got := firstKV(resp.Responses[i])
+		if got == nil || k == ks.ProducerView() && got.ModRevision >= prefixRev {
+			continue
+		}
+		present = append(present, k)
+	}
+	if len(present) > 0 {
+		return &ResidueError{Keys: present}
+	}
+	return nil
 }
 
 // checkNoResidue returns a *ResidueError naming every residue key present

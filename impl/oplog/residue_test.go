@@ -2,6 +2,8 @@ package oplog
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,5 +92,70 @@ func TestFreshNamespaceRacingItsFirstClaimIsNotResidue(t *testing.T) {
 			require.NoError(t, err, "namespace %d, read %d", i, j)
 		}
 		require.NoError(t, <-done)
+	}
+}
+
+// A zero durable prefix beside residue is refused like an absent one: a
+// floor, a pointer, an import record, or a producer view older than the
+// zero prefix (a claim writes the two together) is what a history left,
+// and the reader must not take the namespace for an empty cluster. A zero
+// prefix with a view claimed with it, or after it, is a fresh cluster.
+func TestZeroPrefixBesideResidueIsNotAnEmptyCluster(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ctx := ctxT(t)
+	zero := string(DurablePrefix{}.Encode())
+	for name, tc := range map[string]struct {
+		residue []string
+		want    []string // residue keys the error names (nil: no error)
+	}{
+		"floor and pointers": {[]string{"/snapshot/compaction_floor", "/snapshot/latest", "/snapshot/fallback"},
+			[]string{"/snapshot/compaction_floor", "/snapshot/latest", "/snapshot/fallback"}},
+		"pointer only":               {[]string{"/snapshot/latest"}, []string{"/snapshot/latest"}},
+		"view older than the prefix": {[]string{"/producer_view"}, []string{"/producer_view"}},
+		"view claimed with it":       {nil, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ks := keyspace.Must("zero-" + strings.ReplaceAll(name, " ", "-"))
+			// A history, then its residue, then the reset that went half-way.
+			w := newWriter(t, srv.Client, ks)
+			_, err := w.Append(ctx, []state.Entry{removeEntry(1)})
+			require.NoError(t, err)
+			for _, k := range tc.residue {
+				v := "a pointer left behind"
+				if k == "/snapshot/compaction_floor" {
+					v = string(Floor{BatchID: 1}.Encode())
+				}
+				if k != "/producer_view" {
+					_, err := srv.Client.Put(ctx, ks.Root()+k, v)
+					require.NoError(t, err)
+				}
+			}
+			_, err = srv.Client.Delete(ctx, ks.Batch(1))
+			require.NoError(t, err)
+			if !slices.Contains(tc.residue, "/producer_view") {
+				_, err = srv.Client.Delete(ctx, ks.ProducerView())
+				require.NoError(t, err)
+			}
+			_, err = srv.Client.Put(ctx, ks.DurablePrefix(), zero)
+			require.NoError(t, err)
+			if tc.want == nil {
+				// A fresh claim: the view written with (here: after) the zero prefix.
+				_, err = srv.Client.Put(ctx, ks.ProducerView(), "1")
+				require.NoError(t, err)
+			}
+
+			h, err := (&Reader{KV: srv.Client, Keyspace: ks}).ReadHead(ctx)
+			if tc.want == nil {
+				require.NoError(t, err)
+				require.True(t, h.Present)
+				return
+			}
+			require.ErrorIs(t, err, ErrResidue)
+			var re *ResidueError
+			require.ErrorAs(t, err, &re)
+			for _, k := range tc.want {
+				require.Contains(t, re.Keys, ks.Root()+k)
+			}
+		})
 	}
 }
