@@ -57,8 +57,9 @@ func init() {
 			"snapshot/maintenance|latest|fallback|compaction_floor, batches/first|last|suffix|<id>) or an object of a pointer's " +
 			"snapshot (target {latest|fallback}/{chunk|segments.bin|manifest.json|descriptor.json}) with bytes that are not a " +
 			"valid record (attrs.form random|truncated|wrong-fields, default a seeded choice; for a key also empty (kept with an " +
-			"empty value), absent (deleted) and, for producer_view only, ahead (a canonical view 1000 above the current one, no " +
-			"heal)); heal restores a record, deletes a stray maintenance or leader key; pointers and objects have no heal (a " +
+			"empty value), absent (deleted) and ahead (producer_view: a canonical view 1000 above the current one; " +
+			"snapshot/compaction_floor: a floor half-way between the latest pointer's batch and the durable prefix, above both " +
+			"pointers; no heal)); heal restores a record, deletes a stray maintenance or leader key; pointers and objects have no heal (a " +
 			"publication repairs)",
 		check: func(s Spec) error {
 			t, err := ParseGarbageTarget(s.Target)
@@ -69,8 +70,8 @@ func init() {
 			switch {
 			case err != nil:
 				return err
-			case form == FormAhead && t.Name != TargetView:
-				return fmt.Errorf("garbage: attrs.form ahead is for target producer_view only, not %q", s.Target)
+			case form == FormAhead && t.Name != TargetView && t.Name != TargetFloor:
+				return fmt.Errorf("garbage: attrs.form ahead is for targets producer_view and snapshot/compaction_floor only, not %q", s.Target)
 			case slices.Contains(keyOnlyForms, form) && (t.Object != "" || t.Name == TargetLeader || t.Name == TargetMaintenance):
 				return fmt.Errorf("garbage: attrs.form %s is for a record key (prefix, view, floor, pointers, batches), not %q", form, s.Target)
 			}

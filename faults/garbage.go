@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
+	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 )
 
 // Garbage forms: how a record is replaced by bytes that are not a valid record.
@@ -42,10 +43,13 @@ const (
 	FormEmpty = "empty"
 	// FormAbsent: the key deleted; a heal puts its value back. Keys only.
 	FormAbsent = "absent"
-	// FormAhead: the producer view only: a canonical view 1000 above the
+	// FormAhead: for the producer view, a canonical view 1000 above the
 	// current one, which no primary claimed and no batch was appended
-	// under (valid: a reader must take it as the fence it is). No heal:
-	// lowering a view would unfence every writer between.
+	// under (valid: a reader must take it as the fence it is); for the
+	// compaction floor, a valid floor above both pointers and at most the
+	// durable prefix (an outside write no retention cycle would make).
+	// No heal: lowering a view would unfence every writer between, and the
+	// floor never decreases.
 	FormAhead = "ahead"
 )
 
@@ -168,6 +172,12 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 		return absentKey(ctx, env, key, name, orig, in)
 	}
 	garbage, err := keyGarbage(rnd, t, form, orig)
+	if form == FormAhead && t.Name == TargetFloor {
+		var f uint64
+		if f, err = floorAhead(ctx, env); err == nil {
+			garbage = batchsnap.Floor{BatchID: f}.Encode()
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -209,6 +219,26 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 		in.heal = restoreHeal(env, key, orig, in, func(ctx context.Context) error { return stillGarbage(ctx, env, key, name, garbage) })
 	}
 	return nil
+}
+
+// floorAhead is a floor above the latest pointer's batch and at most the
+// durable prefix's: half-way between them, so the standbys, which follow
+// the prefix closely, stay above it (a standby below the floor may only
+// rebootstrap, and with no snapshot above the floor could not) while the
+// next publication's S_safe, the latest of now, is below it.
+func floorAhead(ctx context.Context, env Env) (uint64, error) {
+	latest, err := garbageBatchID(ctx, env, "suffix") // latest's batch + 1
+	if err != nil {
+		return 0, err
+	}
+	top, err := durableBatch(ctx, env)
+	if err != nil {
+		return 0, err
+	}
+	if top < latest {
+		return 0, fmt.Errorf("%w: no batch above the latest pointer's yet (durable prefix %d)", ErrUnavailable, top)
+	}
+	return latest + (top-latest)/2, nil
 }
 
 // restoreHeal is a heal that puts orig back at key, once check accepts
@@ -304,6 +334,9 @@ func keyGarbage(rnd *rand.Rand, t GarbageTarget, form string, orig []byte) ([]by
 	case FormEmpty:
 		return []byte{}, nil
 	case FormAhead:
+		if t.Name == TargetFloor {
+			return nil, nil // garbageKey writes the floor (floorAhead)
+		}
 		v, err := batchlog.DecodeProducerView(orig)
 		if err != nil {
 			return nil, fmt.Errorf("producer view to move ahead does not decode (%v): %s", err, quote(orig))

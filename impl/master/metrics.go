@@ -42,6 +42,7 @@ type metrics struct {
 	casConflicts        prometheus.Counter
 	orphans             *prometheus.CounterVec
 	candidatesDeleted   *prometheus.CounterVec
+	floorAboveSafe      prometheus.Counter
 	snapshotBackoff     prometheus.Gauge
 	leaseLosses         *prometheus.CounterVec
 	viewClaims          prometheus.Counter
@@ -138,6 +139,8 @@ func newMetrics() *metrics {
 	m.candidatesDeleted = counterVec("oplogha_snapshot_candidates_deleted_total",
 		"written candidates whose publication was refused for certain (not newer, below the floor, CAS conflict, lease lost) and "+
 			"whose objects this node deleted at once, by result (deleted, failed: left to GC)", "result")
+	m.floorAboveSafe = counter("oplogha_floor_above_safe_total",
+		"retention cycles that found the compaction floor above S_safe, the older pointer's batch (an outside write): they deleted only through S_safe")
 	m.snapshotBackoff = gauge("oplogha_snapshot_backoff_seconds",
 		"how long this node waits before its next snapshot attempt after failed ones in a row (0: not backing off)")
 	m.lastSuccess = gauge("oplogha_snapshot_last_success_timestamp_seconds", "when this node last published a snapshot (unix seconds)")
@@ -188,7 +191,7 @@ func newMetrics() *metrics {
 		f(c)
 	}
 	for _, c := range []prometheus.Collector{m.snapshotAttempts, m.snapshotSkips, m.snapshotFailures, m.phaseSeconds, m.snapshotLag, m.capturedBytes,
-		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.candidatesDeleted, m.snapshotBackoff, m.publishedAfterPromo, m.rebootstraps,
+		m.latestSnapshotBatch, m.leaseAcquisitions, m.casConflicts, m.orphans, m.candidatesDeleted, m.snapshotBackoff, m.floorAboveSafe, m.publishedAfterPromo, m.rebootstraps,
 		m.floor, m.uncompacted, m.gcObjects, m.gcGroups, m.gcFailures, m.rangeDeletes, m.rangeDeleted, m.rangeDeleteFailures} {
 		f(c)
 	}

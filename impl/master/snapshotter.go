@@ -431,6 +431,11 @@ func (m *Master) retain(ctx context.Context, lease *publish.Lease) {
 	if rep.Floor > 0 {
 		m.m.floor.Set(float64(rep.Floor))
 	}
+	if rep.FloorAboveSafe > 0 {
+		m.m.floorAboveSafe.Inc()
+		m.log.Error("compaction floor above the older snapshot pointer: batches deleted only through it", "phase", "retain",
+			"code", "floor_above_safe", "floor", rep.FloorAboveSafe, "s_safe", rep.Protected[1])
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, retention.ErrLeaseLost):

@@ -80,6 +80,10 @@ type Report struct {
 	UploadsAborted int      // unfinished multipart uploads aborted
 	Floor          uint64   // floor after the cycle
 	FloorMoved     bool
+	// FloorAboveSafe is the floor the cycle found above S_safe's batch (an
+	// outside write: no cycle publishes one), 0 when it is not: the range
+	// delete then stops at S_safe, and the caller reports a violation.
+	FloorAboveSafe uint64
 	BatchesDeleted int64
 	Verified       []string // snapshots verified completely in this cycle
 	Skipped        string   // why nothing was pruned
@@ -154,7 +158,8 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 			return rep, fmt.Errorf("%w (nothing deleted): %w", ErrFloorCAS, err)
 		}
 	}
-	floor, moved, err := CASFloor(ctx, cli, ks, opts.Lease.OwnerToken(), o.FloorRaw, sSafe.LastIncludedBatchID)
+	ptrs := Pointers{Latest: o.Latest.Raw, Fallback: o.Fallback.Raw}
+	floor, moved, err := CASFloor(ctx, cli, ks, opts.Lease.OwnerToken(), o.FloorRaw, sSafe.LastIncludedBatchID, ptrs)
 	if err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			return rep, err
@@ -170,16 +175,25 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 			return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, floor, err)
 		}
 	}
-	// The delete commits only on the namespace as validated: the view read
-	// with the pointers, the floor just published, and the writer token.
-	res, err := DeleteThrough(ctx, cli, ks, floor, DeleteGuard{ProducerView: o.View, RequireFloor: true, WriterToken: opts.Lease.OwnerToken()})
+	// Batch keys go through S_safe's batch (RFC "delete batch keys through
+	// S_safe.batch_id"), never through a floor above it: that would take
+	// the fallback's suffix and leave one recoverable snapshot.
+	through := floor
+	if floor > sSafe.LastIncludedBatchID {
+		rep.FloorAboveSafe, through = floor, sSafe.LastIncludedBatchID
+	}
+	// The delete commits only on the namespace as validated: the view and
+	// both pointers read together, the floor just published, and the
+	// writer token.
+	res, err := DeleteThrough(ctx, cli, ks, through, DeleteGuard{ProducerView: o.View, RequireFloor: true, WriterToken: opts.Lease.OwnerToken(),
+		Pointers: &ptrs})
 	switch {
 	case errors.Is(err, ErrWouldDeletePrefix):
 		return rep, nil // nothing past the prefix to delete yet
 	case errors.Is(err, ErrWriterFenced):
 		return rep, fmt.Errorf("%w: range delete through %d refused: %w", ErrLeaseLost, floor, err)
 	case err != nil:
-		return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, floor, err)
+		return rep, fmt.Errorf("%w: through %d (retained, retry is safe): %w", ErrRangeDelete, through, err)
 	}
 	rep.BatchesDeleted = res.Deleted
 	return rep, nil

@@ -271,3 +271,51 @@ func TestRangeDeleteTiedToTheValidatedView(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(10), rep.BatchesDeleted, "the next cycle deletes them")
 }
+
+// A floor above S_safe (an outside write) never widens the range delete:
+// batches go only through S_safe's batch, and the cycle reports the floor
+// it found above it.
+func TestRangeDeleteStopsAtSSafeUnderAHigherFloor(t *testing.T) {
+	f := newFixture(t, 40)
+	f.publish(f.snap(10))
+	f.publish(f.snap(20)) // latest=20, fallback=10
+	_, err := f.srv.Client.Put(ctxT(t), f.ks.CompactionFloor(), string(batchsnap.Floor{BatchID: 15}.Encode()))
+	require.NoError(t, err)
+	rep, err := f.run(Options{Prefix: "snaps/m", Prune: true})
+	require.NoError(t, err)
+	require.Equal(t, int64(10), rep.BatchesDeleted, "through S_safe (10), not through the floor (15): the fallback's suffix stays")
+	require.Equal(t, int64(30), batchCount(t, f))
+	require.Equal(t, uint64(15), rep.FloorAboveSafe)
+	require.Equal(t, uint64(15), rep.Floor, "the floor never decreases")
+}
+
+// The floor CAS and the range delete commit only on the pointers the cycle
+// validated: a pointer that changes between the observation and either
+// transaction refuses it, and nothing is deleted.
+func TestFloorAndDeleteCompareThePointers(t *testing.T) {
+	for _, step := range []string{"floor CAS", "range delete"} {
+		t.Run(step, func(t *testing.T) {
+			f := newFixture(t, 40)
+			f.publish(f.snap(10))
+			f.publish(f.snap(20))
+			rot := func() {
+				_, err := f.srv.Client.Put(ctxT(t), f.ks.SnapshotFallback(), "a pointer nobody can read")
+				require.NoError(t, err)
+			}
+			opts := Options{Prefix: "snaps/m", Prune: true}
+			if step == "floor CAS" {
+				opts.AfterGC = rot
+			} else {
+				opts.AfterCAS = rot
+			}
+			_, err := f.run(opts)
+			require.Error(t, err)
+			require.Equal(t, int64(40), batchCount(t, f), "nothing deleted under a pointer the cycle did not validate")
+			if step == "floor CAS" {
+				resp, err := f.srv.Client.Get(ctxT(t), f.ks.CompactionFloor())
+				require.NoError(t, err)
+				require.Empty(t, resp.Kvs, "no floor published")
+			}
+		})
+	}
+}

@@ -13,4 +13,8 @@ var (
 	ErrWriterFenced = errors.New("maintenance writer token no longer holds")
 	// ErrFloorMoved: the compaction floor changed between read and delete.
 	ErrFloorMoved = errors.New("compaction floor changed during the delete")
+	// ErrPointersMoved: a pointer slot no longer holds the value the cycle
+	// validated (RFC: with either slot unavailable or invalid, no floor
+	// advancement and no OpLog deletion).
+	ErrPointersMoved = errors.New("a snapshot pointer changed since the cycle validated it")
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 
@@ -40,12 +41,34 @@ func InitialFloorOp(ks keyspace.Keyspace, batch uint64) clientv3.Op {
 	return clientv3.OpPut(ks.CompactionFloor(), string(batchsnap.Floor{BatchID: batch}.Encode()))
 }
 
+// Pointers are the raw values of both pointer slots a cycle validated:
+// its floor CAS and range delete compare them, so neither commits once a
+// slot changed (nil: the slot was absent).
+type Pointers struct{ Latest, Fallback []byte }
+
+// compares are the transaction compares that hold the slots to p.
+func (p Pointers) compares(ks keyspace.Keyspace) []clientv3.Cmp {
+	var cmps []clientv3.Cmp
+	for _, s := range []struct {
+		key string
+		raw []byte
+	}{{ks.SnapshotLatest(), p.Latest}, {ks.SnapshotFallback(), p.Fallback}} {
+		if s.raw == nil {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0))
+			continue
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.Value(s.key), "=", string(s.raw)))
+	}
+	return cmps
+}
+
 // CASFloor moves the floor to target if it is below it and returns the
 // floor after the call; it never decreases it (moved is false when the
 // floor already covers target). The transaction compares the writer token
-// (a cycle whose lease was lost moves nothing: ErrLeaseLost) and the floor
-// as observed (observed nil: no floor yet).
-func CASFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token string, observed []byte, target uint64) (uint64, bool, error) {
+// (a cycle whose lease was lost moves nothing: ErrLeaseLost), the floor as
+// observed (observed nil: no floor yet) and both pointer slots as the
+// cycle validated them (ErrPointersMoved).
+func CASFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token string, observed []byte, target uint64, ptrs Pointers) (uint64, bool, error) {
 	cmp := clientv3.Compare(clientv3.CreateRevision(ks.CompactionFloor()), "=", 0)
 	if observed != nil {
 		cur, err := oplog.DecodeFloor(observed)
@@ -57,9 +80,10 @@ func CASFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token s
 		}
 		cmp = clientv3.Compare(clientv3.Value(ks.CompactionFloor()), "=", string(observed))
 	}
-	put, err := kv.Txn(ctx).If(cmp, clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", token)).
+	cmps := append([]clientv3.Cmp{cmp, clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", token)}, ptrs.compares(ks)...)
+	put, err := kv.Txn(ctx).If(cmps...).
 		Then(clientv3.OpPut(ks.CompactionFloor(), string(batchsnap.Floor{BatchID: target}.Encode()))).
-		Else(clientv3.OpGet(ks.SnapshotMaintenance())).Commit()
+		Else(clientv3.OpGet(ks.SnapshotMaintenance()), clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback())).Commit()
 	if err != nil {
 		return 0, false, err
 	}
@@ -67,7 +91,19 @@ func CASFloor(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token s
 		if kvs := put.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != token {
 			return 0, false, fmt.Errorf("%w: floor CAS to %d refused", ErrLeaseLost, target)
 		}
+		if !sameSlot(put.Responses[1], ptrs.Latest) || !sameSlot(put.Responses[2], ptrs.Fallback) {
+			return 0, false, fmt.Errorf("%w: floor CAS to %d refused", ErrPointersMoved, target)
+		}
 		return 0, false, errors.New("floor changed concurrently")
 	}
 	return target, true, nil
+}
+
+// sameSlot reports whether a range response holds raw (nil: absent).
+func sameSlot(r *pb.ResponseOp, raw []byte) bool {
+	kv := firstKV(r)
+	if kv == nil {
+		return raw == nil
+	}
+	return raw != nil && string(kv.Value) == string(raw)
 }

@@ -25,6 +25,9 @@ type DeleteGuard struct {
 	// WriterToken, when set, makes the delete commit only while the
 	// maintenance lease's maintenance key holds this token (ErrWriterFenced).
 	WriterToken string
+	// Pointers, when set, makes the delete commit only while both pointer
+	// slots hold the values the caller validated (ErrPointersMoved).
+	Pointers *Pointers
 }
 
 // DeleteResult reports a committed delete.
@@ -88,11 +91,16 @@ func DeleteThrough(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, th
 	if guard.WriterToken != "" {
 		cmps = append(cmps, clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", guard.WriterToken))
 	}
+	if guard.Pointers != nil {
+		cmps = append(cmps, guard.Pointers.compares(ks)...)
+	}
 	del, err := kv.Txn(ctx).If(cmps...).Then(
 		clientv3.OpDelete(ks.Batch(1), clientv3.WithRange(ks.Batch(through+1))),
 	).Else(
 		clientv3.OpGet(ks.ProducerView()),
 		clientv3.OpGet(ks.SnapshotMaintenance()),
+		clientv3.OpGet(ks.SnapshotLatest()),
+		clientv3.OpGet(ks.SnapshotFallback()),
 	).Commit()
 	if err != nil {
 		return DeleteResult{}, fmt.Errorf("range delete through %d: %w", through, err)
@@ -107,6 +115,9 @@ func DeleteThrough(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, th
 				cur, _ = oplog.DecodeProducerView(v.Value)
 			}
 			return DeleteResult{}, &oplog.FencedError{Mine: guard.ProducerView, Current: cur}
+		}
+		if p := guard.Pointers; p != nil && (!sameSlot(del.Responses[2], p.Latest) || !sameSlot(del.Responses[3], p.Fallback)) {
+			return DeleteResult{}, fmt.Errorf("range delete through %d: %w", through, ErrPointersMoved)
 		}
 		return DeleteResult{}, fmt.Errorf("range delete through %d: %w", through, ErrFloorMoved)
 	}

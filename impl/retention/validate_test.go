@@ -151,14 +151,14 @@ func TestFloorCASTellsLeaseLostFromConcurrentMove(t *testing.T) {
 	l, err := publish.AcquireLease(ctxT(t), f.srv.Client, f.ks, "maintainer", 10)
 	require.NoError(t, err)
 	defer l.Release(context.Background())
-	_, _, err = CASFloor(ctxT(t), f.srv.Client, f.ks, "someone-else", nil, 5)
+	_, _, err = CASFloor(ctxT(t), f.srv.Client, f.ks, "someone-else", nil, 5, Pointers{})
 	require.ErrorIs(t, err, ErrLeaseLost, "a token that is not the maintenance key's")
-	floor, moved, err := CASFloor(ctxT(t), f.srv.Client, f.ks, l.Token, nil, 5)
+	floor, moved, err := CASFloor(ctxT(t), f.srv.Client, f.ks, l.Token, nil, 5, Pointers{})
 	require.NoError(t, err)
 	require.True(t, moved)
 	require.Equal(t, uint64(5), floor)
 	// a second writer of the same token that observed no floor loses to the move
-	_, _, err = CASFloor(ctxT(t), f.srv.Client, f.ks, l.Token, nil, 7)
+	_, _, err = CASFloor(ctxT(t), f.srv.Client, f.ks, l.Token, nil, 7, Pointers{})
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ErrLeaseLost, "the lease is held: the floor moved concurrently")
 }
