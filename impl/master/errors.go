@@ -49,6 +49,7 @@ var codeRules = []codeRule{
 	{oplog.ErrNoDurablePrefix, "no_durable_prefix", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrResidue, "residue_without_history", http.StatusInternalServerError, OutcomeUnknown},
 	{errBelowFloor, "below_floor", http.StatusInternalServerError, OutcomeUnknown},
+	{errNotPromotable, "not_promotable", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrChecksum, "bad_checksum", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrVersion, "bad_version", http.StatusInternalServerError, OutcomeUnknown},
 	{oplog.ErrKeyMismatch, "key_mismatch", http.StatusInternalServerError, OutcomeUnknown},

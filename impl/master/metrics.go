@@ -126,7 +126,7 @@ func newMetrics() *metrics {
 	m.leaseLosses = counterVec("oplogha_lease_losses_total",
 		"maintenance lease found lost, by the step that found it (publish: the pointer CAS; retain: a retention cycle, which then ended)", "step")
 	m.viewClaims = counter("oplogha_view_claims_total", "producer views this node claimed (one per promotion that got that far)")
-	m.promotable = gauge("oplogha_promotable", "1 while this node may campaign: bootstrapped, and its cursor not below the compaction floor")
+	m.promotable = gauge("oplogha_promotable", "1 while this node may campaign: bootstrapped, the compaction floor readable and its cursor not below it")
 	m.horizon = gauge("oplogha_capacity_exhaustion_horizon_seconds",
 		"estimated time until the largest etcd member reaches the quota at the db growth rate of the last minute (+Inf: not growing)")
 	m.pointerBatch = gaugeVec("oplogha_snapshot_pointer_batch_id",

@@ -56,11 +56,16 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) bool {
 
 func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, error) {
 	// A node below the compaction floor rebootstraps before it claims a
-	// view: a claim fences the cluster's writer, and one this node cannot
-	// follow by serving would only leave the cluster without a primary.
-	if floor, err := m.readFloor(ctx); err == nil && m.cursor().BatchID < floor {
+	// view, and one that cannot read the floor does not claim at all: a
+	// claim fences the cluster's writer, and one this node cannot follow by
+	// serving would only leave the cluster without a primary.
+	floor, err := m.readFloor(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: the compaction floor cannot be read: %w", errNotPromotable, err)
+	}
+	if m.cursor().BatchID < floor {
 		if err := m.rebootstrapIfBelowFloor(ctx, fmt.Errorf("%w: promotion at %s, floor %d", errBelowFloor, m.cursor(), floor)); err != nil {
-			return nil, 0, fmt.Errorf("not promotable: %w", err)
+			return nil, 0, fmt.Errorf("%w: %w", errNotPromotable, err)
 		}
 	}
 	view, err := oplog.ClaimProducerView(ctx, m.cli, m.ks)

@@ -45,7 +45,13 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 	}()
 	err = m.waitPromotable(cctx)
 	if err == nil {
-		err = elec.Campaign(cctx, m.cfg.advertise())
+		camp, stop := context.WithCancelCause(cctx)
+		go m.watchPromotable(camp, stop)
+		err = elec.Campaign(camp, m.cfg.advertise())
+		if cause := context.Cause(camp); err != nil && errors.Is(cause, errNotPromotable) {
+			err = cause
+		}
+		stop(nil)
 	}
 	cancel()
 	<-applyDone
@@ -87,25 +93,65 @@ func (m *Master) observeLeader(ctx context.Context, elec *concurrency.Election) 
 	}
 }
 
-// waitPromotable returns once this node may campaign: a standby whose
-// cursor is below a readable compaction floor must rebootstrap first (the
-// apply loop does), and is not electable until it has. An unreadable
-// floor does not hold a node back: a promotion proves its state complete
-// to the durable prefix before it serves.
+// waitPromotable returns once this node may campaign: its cursor is at or
+// above a compaction floor it can read. A standby below the floor must
+// rebootstrap first (the apply loop does); one that cannot read the floor
+// cannot know it is not below it (RFC: never skip to the floor), so it is
+// not electable either until the floor reads again.
 func (m *Master) waitPromotable(ctx context.Context) error {
+	said := ""
 	for {
-		floor, err := m.readFloor(ctx)
+		ok, why := m.promotableNow(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil || m.cursor().BatchID >= floor {
-			m.setPromotable(true)
+		m.setPromotable(ok)
+		if ok {
 			return nil
 		}
-		m.setPromotable(false)
+		if why != said {
+			m.log.Warn("not promotable", "phase", "campaign", "code", "not_promotable", "cursor", m.cursor().String(), "why", why)
+			said = why
+		}
 		sleep(ctx, m.cfg.pollInterval())
 	}
 }
+
+// promotableNow says whether this node may be elected now, and why not.
+func (m *Master) promotableNow(ctx context.Context) (bool, string) {
+	floor, err := m.readFloor(ctx)
+	switch {
+	case err != nil:
+		return false, "the compaction floor cannot be read: " + err.Error()
+	case m.cursor().BatchID < floor:
+		return false, fmt.Sprintf("cursor below the compaction floor %d", floor)
+	}
+	return true, ""
+}
+
+// watchPromotable cancels a campaign once this node stops being
+// promotable while it waits in the election's queue (the floor moved past
+// its cursor, or can no longer be read): the check before the campaign
+// alone would let a node that fell behind win.
+func (m *Master) watchPromotable(ctx context.Context, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(max(m.cfg.pollInterval(), 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ok, why := m.promotableNow(ctx); !ok && ctx.Err() == nil {
+			m.setPromotable(false)
+			cancel(fmt.Errorf("%w while campaigning: %s", errNotPromotable, why))
+			return
+		}
+	}
+}
+
+// errNotPromotable: the node may not be elected (below or unsure of the floor).
+var errNotPromotable = errors.New("not promotable")
 
 func (m *Master) setPromotable(ok bool) {
 	m.roleMu.Lock()
