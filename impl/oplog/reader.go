@@ -347,6 +347,20 @@ func ResidueKeys(ks keyspace.Keyspace) []string {
 // prefix (a claim writes a fresh namespace's view and zero prefix in one
 // transaction; a later claim moves the view past it).
 func checkZeroPrefixAlone(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, rev, prefixRev int64) error {
+	return residueAt(ctx, kv, ks, rev, func(k *mvccKV) bool {
+		return string(k.Key) != ks.ProducerView() || k.ModRevision < prefixRev
+	})
+}
+
+// checkNoResidue returns a *ResidueError naming every residue key present
+// at revision rev.
+func checkNoResidue(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, rev int64) error {
+	return residueAt(ctx, kv, ks, rev, func(*mvccKV) bool { return true })
+}
+
+// residueAt returns a *ResidueError naming every residue key present at
+// revision rev that counts (counts judges each present key).
+func residueAt(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, rev int64, counts func(*mvccKV) bool) error {
 	keys := ResidueKeys(ks)
 	ops := make([]clientv3.Op, len(keys))
 	for i, k := range keys {
@@ -354,37 +368,11 @@ func checkZeroPrefixAlone(ctx context.Context, kv clientv3.KV, ks keyspace.Keysp
 	}
 	resp, err := kv.Txn(ctx).Then(ops...).Commit()
 	if err != nil {
-		return fmt.Errorf("read what stands beside the zero durable prefix: %w", err)
-	}
-	var present []string
-	for i, k := range keys {
-		got := firstKV(resp.Responses[i])
-		if got == nil || k == ks.ProducerView() && got.ModRevision >= prefixRev {
-			continue
-		}
-		present = append(present, k)
-	}
-	if len(present) > 0 {
-		return &ResidueError{Keys: present}
-	}
-	return nil
-}
-
-// checkNoResidue returns a *ResidueError naming every residue key present
-// at revision rev.
-func checkNoResidue(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, rev int64) error {
-	keys := ResidueKeys(ks)
-	ops := make([]clientv3.Op, len(keys))
-	for i, k := range keys {
-		ops[i] = clientv3.OpGet(k, clientv3.WithCountOnly(), clientv3.WithRev(rev))
-	}
-	resp, err := kv.Txn(ctx).Then(ops...).Commit()
-	if err != nil {
 		return fmt.Errorf("read namespace residue: %w", err)
 	}
 	var present []string
 	for i, k := range keys {
-		if resp.Responses[i].GetResponseRange().Count > 0 {
+		if got := firstKV(resp.Responses[i]); got != nil && counts(got) {
 			present = append(present, k)
 		}
 	}

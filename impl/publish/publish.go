@@ -167,9 +167,9 @@ type Result struct {
 func Publish(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token string, o Observed, plan Plan) (Result, error) {
 	cmps := []clientv3.Cmp{
 		clientv3.Compare(clientv3.Value(ks.SnapshotMaintenance()), "=", token),
-		rawCompare(ks.SnapshotLatest(), o.Latest),
-		rawCompare(ks.SnapshotFallback(), o.Fallback),
-		rawCompare(ks.CompactionFloor(), Slot{Raw: o.FloorRaw}),
+		CompareRaw(ks.SnapshotLatest(), o.Latest.Raw),
+		CompareRaw(ks.SnapshotFallback(), o.Fallback.Raw),
+		CompareRaw(ks.CompactionFloor(), o.FloorRaw),
 	}
 	ops := []clientv3.Op{clientv3.OpPut(ks.SnapshotLatest(), string(plan.Latest))}
 	if plan.Fallback != nil {
@@ -189,9 +189,11 @@ func Publish(ctx context.Context, kv clientv3.KV, ks keyspace.Keyspace, token st
 	return Result{Plan: plan, Revision: resp.Header.Revision}, nil
 }
 
-func rawCompare(key string, s Slot) clientv3.Cmp {
-	if !s.Present() {
+// CompareRaw is the transaction compare that holds key to the raw value
+// read (nil: the key was absent), an empty value included.
+func CompareRaw(key string, raw []byte) clientv3.Cmp {
+	if raw == nil {
 		return clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
 	}
-	return clientv3.Compare(clientv3.Value(key), "=", string(s.Raw))
+	return clientv3.Compare(clientv3.Value(key), "=", string(raw))
 }

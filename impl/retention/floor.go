@@ -12,6 +12,7 @@ import (
 
 	"github.com/oplogha/oplogha/impl/contract/keyspace"
 	"github.com/oplogha/oplogha/impl/oplog"
+	"github.com/oplogha/oplogha/impl/publish"
 )
 
 // The compaction floor only moves up, and only here: CASFloor in a
@@ -48,18 +49,7 @@ type Pointers struct{ Latest, Fallback []byte }
 
 // compares are the transaction compares that hold the slots to p.
 func (p Pointers) compares(ks keyspace.Keyspace) []clientv3.Cmp {
-	var cmps []clientv3.Cmp
-	for _, s := range []struct {
-		key string
-		raw []byte
-	}{{ks.SnapshotLatest(), p.Latest}, {ks.SnapshotFallback(), p.Fallback}} {
-		if s.raw == nil {
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0))
-			continue
-		}
-		cmps = append(cmps, clientv3.Compare(clientv3.Value(s.key), "=", string(s.raw)))
-	}
-	return cmps
+	return []clientv3.Cmp{publish.CompareRaw(ks.SnapshotLatest(), p.Latest), publish.CompareRaw(ks.SnapshotFallback(), p.Fallback)}
 }
 
 // CASFloor moves the floor to target if it is below it and returns the
