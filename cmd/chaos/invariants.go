@@ -11,11 +11,19 @@ import (
 	"github.com/oplogha/oplogha/harness/bundle"
 )
 
-// printInvariantCoverage reads the audit results of every bundle under dir
-// and prints, per invariant, which scenarios exercised it and how often
-// (the audits' counts from each run's history): an invariant no run put to
-// the test is covered by nothing, however green.
-func printInvariantCoverage(dir string) error {
+// exercised is what the audits of every bundle under a directory counted:
+// counts[key][scenario] sums a scenario's bundles, runs[key] is how many
+// bundles counted key at all.
+type exercised struct {
+	dir     string
+	bundles int
+	counts  map[string]map[string]int
+	runs    map[string]int
+}
+
+// readExercised reads the audit results of every bundle under dir once,
+// for the invariant and the window coverage both.
+func readExercised(dir string) (*exercised, error) {
 	var archives []string
 	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() && strings.HasSuffix(p, ".tar.gz") {
@@ -24,13 +32,12 @@ func printInvariantCoverage(dir string) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(archives) == 0 {
-		return fmt.Errorf("no bundle (*.tar.gz) under %s", dir)
+		return nil, fmt.Errorf("no bundle (*.tar.gz) under %s", dir)
 	}
-	// counts[invariant key][scenario] = sum over that scenario's bundles
-	counts := map[string]map[string]int{}
+	ex := &exercised{dir: dir, bundles: len(archives), counts: map[string]map[string]int{}, runs: map[string]int{}}
 	for _, a := range archives {
 		b, err := bundle.Open(a)
 		if err != nil {
@@ -39,15 +46,26 @@ func printInvariantCoverage(dir string) error {
 		}
 		for _, r := range b.Results {
 			for k, n := range r.Exercised {
-				if counts[k] == nil {
-					counts[k] = map[string]int{}
+				if ex.counts[k] == nil {
+					ex.counts[k] = map[string]int{}
 				}
-				counts[k][b.Meta.Scenario] += n
+				ex.counts[k][b.Meta.Scenario] += n
+				if n > 0 {
+					ex.runs[k]++
+				}
 			}
 		}
 		b.Close()
 	}
-	fmt.Printf("Invariants exercised by %d bundles under %s\n", len(archives), dir)
+	return ex, nil
+}
+
+// printInvariantCoverage prints, per invariant, which scenarios exercised
+// it and how often (the audits' counts from each run's history): an
+// invariant no run put to the test is covered by nothing, however green.
+func printInvariantCoverage(ex *exercised) {
+	counts := ex.counts
+	fmt.Printf("Invariants exercised by %d bundles under %s\n", ex.bundles, ex.dir)
 	unexercised := 0
 	for _, inv := range audit.Invariants {
 		var keys []string
@@ -98,5 +116,4 @@ func printInvariantCoverage(dir string) error {
 		fmt.Printf("%s %-24s %s\n", mark, inv.ID, strings.Join(parts, "; "))
 	}
 	fmt.Printf("%d of %d invariants exercised\n", len(audit.Invariants)-unexercised, len(audit.Invariants))
-	return nil
 }

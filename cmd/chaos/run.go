@@ -414,15 +414,17 @@ func cmdList(ctx context.Context, args []string) error {
 	}
 	scs, loadErr := loadAll(files)
 	if *coverage {
+		var ex *exercised
 		if *bundles != "" {
-			if err := printInvariantCoverage(*bundles); err != nil {
+			if ex, err = readExercised(*bundles); err != nil {
 				return err
 			}
+			printInvariantCoverage(ex)
 		}
 		if err := printCoverage(scs, *strict, loadErr); err != nil {
 			return err
 		}
-		return printWindowCoverage(scs, *bundles, *strict)
+		return printWindowCoverage(scs, ex, *strict)
 	}
 	for _, sc := range scs {
 		fmt.Printf("%-13s %-24s %s\n", sc.Tier, sc.Name, sc.Path)
