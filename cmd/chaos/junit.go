@@ -22,6 +22,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
 	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
@@ -31,7 +32,12 @@ type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -44,6 +50,10 @@ func writeJUnit(path string, outcomes []*runner.Outcome, total time.Duration) er
 	for _, o := range outcomes {
 		c := junitCase{Name: fmt.Sprintf("%s/seed=%d", o.Scenario, o.Seed), ClassName: "chaos." + o.Tier,
 			Time: fmt.Sprintf("%.3f", o.Duration.Seconds()), SystemOut: "bundle: " + o.Archive}
+		if o.Skipped != "" {
+			s.Skipped++
+			c.Skipped, c.SystemOut = &junitSkipped{Message: o.Skipped}, ""
+		}
 		if !o.Pass {
 			s.Failures++
 			var body strings.Builder

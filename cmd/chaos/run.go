@@ -16,6 +16,7 @@ import (
 	"github.com/oplogha/oplogha/harness/browser"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/docker"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/plan"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
@@ -50,6 +51,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	public := fs.Bool("public-images", false, "docker runtime: run etcd and toxiproxy from their public images (needs a registry) instead of local builds")
 	shardSpec := fs.String("shard", "", "run only shard K/N of the plan (see chaos plan): every shard computes the same plan and keeps its own slice")
 	screenshot := fs.Bool("screenshot", false, "open each report.html in headless Chromium and write report.png into the bundle; a broken page fails the run")
+	master := fs.String("master", "", "master kind for every scenario: reference or mooncake (upstream's mooncake_master; a scenario needing what it lacks is skipped with the reason)")
+	masterBinary := fs.String("master-binary", "", "mooncake_master binary (default: $"+masterkind.BinaryEnv+")")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -58,6 +61,18 @@ func cmdRun(ctx context.Context, args []string) error {
 		// One clear line before anything runs, not one failed run each.
 		if _, err := browser.Find(); err != nil {
 			return fmt.Errorf("--screenshot: %w", err)
+		}
+	}
+	if *master != "" {
+		kind, err := masterkind.ByName(*master)
+		if err != nil {
+			return fmt.Errorf("--master: %w", err)
+		}
+		if kind.Name == masterkind.MooncakeName && *masterBinary == "" {
+			// One clear line before anything runs, not one failed run each.
+			if _, err := masterkind.MooncakeBinary(); err != nil {
+				return fmt.Errorf("--master mooncake: %w", err)
+			}
 		}
 	}
 	shard, err := plan.ParseShard(*shardSpec)
@@ -85,7 +100,8 @@ func cmdRun(ctx context.Context, args []string) error {
 			break
 		}
 	}
-	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public, screenshot: *screenshot})
+	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, keep: *keep, junit: *junit, publicImages: *public, screenshot: *screenshot,
+		master: *master, masterBinary: *masterBinary})
 	return err
 }
 
@@ -197,6 +213,10 @@ func loadAll(files []string) ([]*scenario.Scenario, error) {
 }
 
 func printOutcome(o *runner.Outcome) {
+	if o.Skipped != "" {
+		fmt.Printf("SKIP %s seed=%d: %s\n", o.Scenario, o.Seed, o.Skipped)
+		return
+	}
 	verdict := "PASS"
 	if !o.Pass {
 		verdict = "FAIL"
@@ -211,7 +231,10 @@ func printOutcome(o *runner.Outcome) {
 	}
 	for _, r := range o.Results {
 		mark := "ok  "
-		if !r.Pass {
+		switch {
+		case r.Skipped:
+			mark = "skip"
+		case !r.Pass:
 			mark = "FAIL"
 		}
 		fmt.Printf("  %s %-18s %s\n", mark, r.Name, r.Summary)
@@ -390,6 +413,7 @@ func cmdList(ctx context.Context, args []string) error {
 		"under this directory) exercised it, and how often")
 	kinds := fs.Bool("faults", false, "list the fault kinds a step can name (the registry), with what each does")
 	markdown := fs.Bool("markdown", false, "with --faults: print the table of docs/faults.md")
+	caps := fs.Bool("capabilities", false, "list the master kinds with their capabilities, and per scenario what it requires and which kinds run it")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -425,6 +449,10 @@ func cmdList(ctx context.Context, args []string) error {
 			return err
 		}
 		return printWindowCoverage(scs, ex, *strict)
+	}
+	if *caps {
+		printCapabilities(scs)
+		return loadErr
 	}
 	for _, sc := range scs {
 		fmt.Printf("%-13s %-24s %s\n", sc.Tier, sc.Name, sc.Path)

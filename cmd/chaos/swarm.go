@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +85,9 @@ type batchOptions struct {
 	firstPrimary string
 	// screenshot: each report.html is opened in Chromium and report.png written.
 	screenshot bool
+	// master overrides every scenario's master kind; masterBinary names
+	// upstream's binary (default MOONCAKE_MASTER).
+	master, masterBinary string
 }
 
 // runBatch runs scenarios up to parallel at a time, prints one verdict per
@@ -102,7 +106,7 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var outcomes []*runner.Outcome
-	var failed []string
+	var failed, unsupported []string
 	skipped := 0
 	start := time.Now()
 	done := 0
@@ -118,7 +122,8 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 			defer wg.Done()
 			defer func() { <-sem }()
 			opts := runner.Options{Out: o.out, Keep: o.keep, Cache: cache, Replayed: o.replayed, PublicImages: o.publicImages,
-				Anchors: o.anchors, Strict: o.strict, FirstPrimary: o.firstPrimary, Screenshot: o.screenshot}
+				Anchors: o.anchors, Strict: o.strict, FirstPrimary: o.firstPrimary, Screenshot: o.screenshot,
+				Master: o.master, MasterBinary: o.masterBinary}
 			if o.parallel == 1 {
 				opts.Progress = os.Stderr
 			}
@@ -133,6 +138,9 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 			}
 			outcomes = append(outcomes, out)
 			printOutcome(out)
+			if out.Skipped != "" {
+				unsupported = append(unsupported, fmt.Sprintf("%s seed %d: %s", sc.Name, sc.Seed, out.Skipped))
+			}
 			if !out.Pass {
 				failed = append(failed, fmt.Sprintf("%s seed %d: %s (replay: chaos replay %s)", sc.Name, sc.Seed, failedAudits(out), out.Archive))
 			}
@@ -148,7 +156,12 @@ func runBatch(ctx context.Context, scs []*scenario.Scenario, o batchOptions) ([]
 		}
 	}
 	if len(scs) > 1 {
-		fmt.Printf("%d runs, %d failed, %d not started (budget), %.1fs\n", done, len(failed), skipped, time.Since(start).Seconds())
+		fmt.Printf("%d runs, %d failed, %d skipped (the master lacks what they need), %d not started (budget), %.1fs\n",
+			done, len(failed), len(unsupported), skipped, time.Since(start).Seconds())
+	}
+	sort.Strings(unsupported)
+	for _, u := range unsupported {
+		fmt.Println("  SKIPPED " + u)
 	}
 	for _, f := range failed {
 		fmt.Println("  FAILED " + f)

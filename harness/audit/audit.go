@@ -12,6 +12,7 @@ import (
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
+	"github.com/oplogha/oplogha/harness/masterkind"
 )
 
 // Node is one master as the run left it.
@@ -79,13 +80,17 @@ type Anchor struct {
 // Input is everything the audits read.
 type Input struct {
 	ClusterID string
-	Expect    Expect
-	Ops       []history.Op
-	Nodes     []Node
-	Etcd      []etcddump.Event
-	Final     etcddump.Final
-	Events    []Event
-	Steps     int // fault/heal steps the scenario has
+	// Master is the kind of master the run ran: an audit that needs what
+	// it does not expose is skipped with the reason (the zero Kind: the
+	// reference master, for inputs built by hand).
+	Master masterkind.Kind
+	Expect Expect
+	Ops    []history.Op
+	Nodes  []Node
+	Etcd   []etcddump.Event
+	Final  etcddump.Final
+	Events []Event
+	Steps  int // fault/heal steps the scenario has
 	// Objects is what the harness found in the snapshot store at the end
 	// (nil: the run had no store).
 	Objects *StoreReport
@@ -186,6 +191,10 @@ type Result struct {
 	// Exercised counts, by invariant id (and "id: what" for finer counts),
 	// how often the run put an invariant to the test (Invariant.Exercise).
 	Exercised map[string]int `json:"exercised,omitempty"`
+	// Skipped: the audit did not run, because the master does not expose
+	// what it reads (Summary says what). A skipped audit fails nothing and
+	// proves nothing; reports show it as a skip.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // Check is one named audit.
@@ -193,6 +202,8 @@ type Check struct {
 	Name string
 	Doc  string
 	Run  func(in *Input) Result
+	// Needs are the capabilities of the master the audit reads from.
+	Needs []masterkind.Capability
 }
 
 // Checks are every audit, in report order.
@@ -200,32 +211,36 @@ func Checks() []Check {
 	return []Check{
 		{"durable-acknowledgement", "every acknowledged mutation is in the durable history (etcd's MVCC history, decoded through the contract) " +
 			"at or below the final durable prefix, and one key's acknowledgements are in the OpLog in the order they were acknowledged",
-			DurableAcknowledgement},
+			DurableAcknowledgement, nil},
 		{"acknowledged-data", "every acknowledged write is present on every node at the end, nothing unacknowledged is invented " +
-			"(a second opinion: read from the nodes' own state dumps)", AcknowledgedData},
-		{"linearizability", "the client history (puts, removes, reads) has a linearization (porcupine)", Linearizability},
+			"(a second opinion: read from the nodes' own state dumps)", AcknowledgedData, needsState},
+		{"linearizability", "the client history (puts, removes, reads) has a linearization (porcupine)", Linearizability, nil},
 		{"keyspace-order", "etcd's MVCC history obeys the OpLog protocol: views grow, prefix and batch move together, batches " +
-			"are written once, deletes only under a published floor", KeyspaceOrder},
+			"are written once, deletes only under a published floor", KeyspaceOrder, nil},
 		{"convergence", "every running node ends at the final durable prefix with the state digest the harness's model rebuilds " +
-			"for it from the etcd history (and the nodes agree)", Convergence},
+			"for it from the etcd history (and the nodes agree)", Convergence, needsState},
 		{"recovered-state", "each running node's final state equals the model's state at its cursor, rebuilt from the durable " +
 			"history alone: object by object, segment by segment, digest; no two live objects share memory at any durable prefix",
-			RecoveredState},
+			RecoveredState, needsState},
 		{"snapshot-content", "every snapshot a pointer named, as the run kept it, decodes through the contract (upstream's " +
 			"format) and holds exactly the model's state at its cursor; an import's holds the fixture's content; the final " +
-			"pointers' snapshots are judged", SnapshotContent},
-		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource},
-		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit},
+			"pointers' snapshots are judged", SnapshotContent, nil},
+		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource,
+			[]masterkind.Capability{masterkind.BootstrapReport}},
+		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit, nil},
 		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the " +
-			"fixture's snapshot and its exact digest", LegacyImport},
+			"fixture's snapshot and its exact digest", LegacyImport, nil},
 		{"operator-verify", "oplogctl verify finds no violation in the namespace the run left (every batch record, the prefix " +
 			"and its terminal batch, the view, the floor, the pointers and their snapshots) but at what a fault left damaged on " +
-			"purpose, which it names", OperatorVerify},
-		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds},
-		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit},
-		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork},
+			"purpose, which it names", OperatorVerify, nil},
+		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds, nil},
+		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit, nil},
+		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork, nil},
 	}
 }
+
+// needsState: the audit reads each node's state (digest and dump).
+var needsState = []masterkind.Capability{masterkind.State}
 
 // mandatory checks run on every bundle, whatever the scenario lists.
 var mandatory = map[string]bool{"log-audit": true}
@@ -239,6 +254,14 @@ func Run(in *Input) []Result {
 	var out []Result
 	for _, c := range Checks() {
 		if len(want) > 0 && !want[c.Name] && !mandatory[c.Name] {
+			continue
+		}
+		master := in.Master
+		if master.Name == "" {
+			master = masterkind.Reference()
+		}
+		if why := master.SkipReason(c.Needs); why != "" {
+			out = append(out, Result{Name: c.Name, Pass: true, Skipped: true, Summary: "skipped: " + why})
 			continue
 		}
 		r := c.Run(in)

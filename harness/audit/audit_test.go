@@ -9,6 +9,7 @@ import (
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/masterkind"
 )
 
 func op(kind, key, outcome string, invoke, complete int64) history.Op {
@@ -225,4 +226,26 @@ func TestOperatorVerifyFailsAViolation(t *testing.T) {
 	in.Events, in.Verify.Violations = nil, nil
 	require.True(t, OperatorVerify(in).Pass)
 	require.True(t, OperatorVerify(&Input{}).Pass, "a bundle without a report")
+}
+
+// An audit that reads what a master kind does not expose is skipped, with
+// the reason, and the others run; the reference master (the zero Kind
+// included) runs every audit.
+func TestAuditsSkipWhatTheMasterDoesNotExpose(t *testing.T) {
+	in := &Input{Master: masterkind.Mooncake(), Expect: Expect{Audits: []string{"convergence", "recovered-state", "acknowledged-data", "recovery-source", "minimum-work"}}}
+	byName := map[string]Result{}
+	for _, r := range Run(in) {
+		byName[r.Name] = r
+	}
+	for _, name := range []string{"convergence", "recovered-state", "acknowledged-data"} {
+		r := byName[name]
+		require.True(t, r.Skipped, name)
+		require.True(t, r.Pass, name)
+		require.Equal(t, "skipped: master mooncake lacks state", r.Summary, name)
+	}
+	require.Equal(t, "skipped: master mooncake lacks bootstrap-report", byName["recovery-source"].Summary)
+	require.False(t, byName["minimum-work"].Skipped, "minimum-work reads the history: it runs")
+	for _, r := range Run(&Input{Expect: in.Expect}) {
+		require.False(t, r.Skipped, r.Name)
+	}
 }

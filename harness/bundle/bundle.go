@@ -16,6 +16,7 @@ import (
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -67,6 +68,9 @@ type Meta struct {
 	Pass       bool          `json:"pass"`
 	Error      string        `json:"error,omitempty"`
 	Replayed   string        `json:"replayed_from,omitempty"`
+	// Master is the master kind the run ran ("" in bundles from before
+	// kinds: the reference master).
+	Master string `json:"master,omitempty"`
 }
 
 // ProcessInfo is one process the run started.
@@ -203,6 +207,9 @@ func Open(path string) (*Bundle, error) {
 	in.ClusterID = sc.Cluster.ClusterID
 	in.Expect = sc.Expect
 	in.Steps = sc.FaultSteps()
+	if in.Master, err = masterkind.ByName(b.Meta.Master); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if in.Ops, err = history.ReadFile(filepath.Join(dir, HistoryFile)); err != nil {
 		return nil, err
 	}

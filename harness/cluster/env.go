@@ -1,15 +1,11 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -204,41 +200,25 @@ func (e *Env) Link(name string) (faults.Link, error) {
 	return l, nil
 }
 
-// Failpoint sets or clears a failpoint over the master's GOFAIL_HTTP endpoint.
+// Failpoint sets (term) or clears ("") a failpoint on a master, through
+// its kind's driver.
 func (e *Env) Failpoint(ctx context.Context, master, name, term string) error {
 	n, ok := e.Node(master)
 	if !ok {
 		return fmt.Errorf("no master %s", master)
 	}
-	method, body := http.MethodPut, term
-	if term == "" {
-		method = http.MethodDelete
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+n.FailpointAddr+"/"+name, bytes.NewReader([]byte(body)))
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := e.C.Masters.Failpoint(ctx, n, name, term); err != nil {
 		if p, perr := e.process(master); perr == nil && !p.Running() {
 			return nil // the failpoint already crashed it: nothing left to clear
 		}
-		return fmt.Errorf("failpoint %s on %s: %w", name, master, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if term == "" && (resp.StatusCode == http.StatusNotFound || strings.Contains(string(b), "disabled")) {
-			return nil // nothing set: a restart since (or a 1* term that ran out) cleared it
-		}
-		return fmt.Errorf("failpoint %s=%q on %s: %s: %s", name, term, master, resp.Status, strings.TrimSpace(string(b)))
+		return err
 	}
 	return nil
 }
 
 // FailpointHits is how many times a failpoint's term has fired on a master
-// since it was set (gofail's count): 0 when it is not set, or when the
-// master is not running (a restart clears every failpoint).
+// since it was set: 0 when it is not set, or when the master is not
+// running (a restart clears every failpoint).
 func (e *Env) FailpointHits(ctx context.Context, master, name string) (int, error) {
 	n, ok := e.Node(master)
 	if !ok {
@@ -247,25 +227,7 @@ func (e *Env) FailpointHits(ctx context.Context, master, name string) (int, erro
 	if p, err := e.process(master); err == nil && !p.Running() {
 		return 0, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.FailpointAddr+"/"+name+"/count", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("failpoint %s count on %s: %w", name, master, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	switch {
-	case resp.StatusCode == http.StatusOK:
-		return strconv.Atoi(strings.TrimSpace(string(b)))
-	case resp.StatusCode == http.StatusNotFound:
-		return 0, fmt.Errorf("failpoint %s: no such failpoint on %s", name, master)
-	case strings.Contains(string(b), "disabled"):
-		return 0, nil
-	}
-	return 0, fmt.Errorf("failpoint %s count on %s: %s: %s", name, master, resp.Status, strings.TrimSpace(string(b)))
+	return e.C.Masters.FailpointHits(ctx, n, name)
 }
 
 // PrimaryURL is traffic.Target: the primary's client URL, as clients reach it.

@@ -32,7 +32,7 @@ type Shape struct {
 	ClusterID      string
 	MasterConfig   map[string]any
 	EtcdQuotaBytes int64
-	Failpoints     string // GOFAIL_FAILPOINTS given to every master at start
+	Failpoints     map[string]string // set on every master at each start
 	Seed           int64
 	// S3 is the snapshot store: versitygw, gofakes3, local, or "" for none.
 	// With one, masters get object_store settings (each through its own link).
@@ -42,6 +42,8 @@ type Shape struct {
 	Security Security
 	// Supervisor restarts masters that exit (zero value: none).
 	Supervisor masters.Supervisor
+	// Driver is the kind of master (nil: the reference master).
+	Driver masters.Driver
 	// FirstPrimary, when set, is started alone first (see masters.Options.StartFirst).
 	FirstPrimary string
 }
@@ -212,7 +214,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	}
 	set, err := masters.Start(ctx, group, masters.Options{Env: env, ConfigFor: withWorkDir,
 		Binary: bins.Master.Path, Dir: filepath.Join(dir, "masters"), ClusterID: shape.ClusterID, Count: shape.Masters,
-		Config: shape.MasterConfig, Failpoints: shape.Failpoints, Supervisor: shape.Supervisor, StartFirst: shape.FirstPrimary,
+		Config: shape.MasterConfig, Failpoints: shape.Failpoints, Driver: shape.Driver, Supervisor: shape.Supervisor, StartFirst: shape.FirstPrimary,
 		AdvertiseFor: func(i int, listen string) (string, error) {
 			l, err := tx.Add(fmt.Sprintf("master-%d.api", i), listen)
 			if err != nil {

@@ -27,9 +27,11 @@ type Options struct {
 	Dir           string
 	ClusterID     string
 	EtcdEndpoints []string
-	Count         int            // default 3
-	Config        map[string]any // extra config keys for every node
-	Failpoints    string         // GOFAIL_FAILPOINTS for every node at start
+	Count         int               // default 3
+	Config        map[string]any    // extra config keys for every node
+	Failpoints    map[string]string // set on every node at each start
+	// Driver is the kind of master (nil: the reference master).
+	Driver Driver
 	// AdvertiseFor, when set, gives the client URL node i advertises (and
 	// clients use) for its listen address, e.g. a toxiproxy link in front of it.
 	AdvertiseFor func(i int, listen string) (string, error)
@@ -85,6 +87,12 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 		opts.Supervisor.Backoff = 500 * time.Millisecond
 	}
 	s := &Set{opts: opts, group: group, Client: client.New(10 * time.Second), held: map[string]bool{}}
+	if opts.Driver == nil {
+		s.opts.Driver = &Reference{HTTP: s.Client}
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
 	for i := 0; i < opts.Count; i++ {
 		name := fmt.Sprintf("master-%d", i)
 		host := group.Host(name)
@@ -103,14 +111,7 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 				return nil, err
 			}
 		}
-		cfg := map[string]any{
-			"cluster_id":     opts.ClusterID,
-			"node_id":        n.Name,
-			"listen":         listen,
-			"advertise_url":  n.URL,
-			"etcd_endpoints": endpoints,
-			"environment":    "development",
-		}
+		cfg := map[string]any{}
 		for k, v := range opts.Config {
 			cfg[k] = v
 		}
@@ -123,15 +124,8 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 				cfg[k] = v
 			}
 		}
-		data, err := yaml.Marshal(cfg)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(n.ConfigPath, data, 0o644); err != nil {
-			return nil, err
+		if err := s.opts.Driver.Prepare(n, Settings{ClusterID: opts.ClusterID, Listen: listen, EtcdEndpoints: endpoints, Config: cfg}); err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
 		}
 		s.Nodes = append(s.Nodes, n)
 	}
@@ -167,6 +161,29 @@ func (s *Set) waitServing(ctx context.Context, n *Node, timeout time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// NodeHealth reads one node's health through its kind's driver.
+func (s *Set) NodeHealth(ctx context.Context, n *Node) (client.Health, error) {
+	return s.opts.Driver.Health(ctx, n)
+}
+
+// State reads n's applied state (ErrNotExposed: its kind exposes none).
+func (s *Set) State(ctx context.Context, n *Node, dump bool) (client.State, error) {
+	return s.opts.Driver.State(ctx, n, dump)
+}
+
+// MetricsURL is where n's metrics are read.
+func (s *Set) MetricsURL(n *Node) string { return s.opts.Driver.MetricsURL(n) }
+
+// Failpoint sets (term) or clears ("") a failpoint on n.
+func (s *Set) Failpoint(ctx context.Context, n *Node, name, term string) error {
+	return s.opts.Driver.Failpoint(ctx, n, name, term)
+}
+
+// FailpointHits says how often n's failpoint fired since it was set.
+func (s *Set) FailpointHits(ctx context.Context, n *Node, name string) (int, error) {
+	return s.opts.Driver.FailpointHits(ctx, n, name)
 }
 
 // Reconfigure merges overrides into every node's config file; the next
@@ -205,11 +222,14 @@ func (s *Set) StartNode(n *Node) error {
 // start starts n's process and, when supervised, its watcher, which waits
 // delay before restarting it.
 func (s *Set) start(n *Node, delay time.Duration) error {
-	env := append([]string{"GOFAIL_HTTP=" + n.FailpointAddr}, s.opts.Env...)
-	if s.opts.Failpoints != "" {
-		env = append(env, "GOFAIL_FAILPOINTS="+s.opts.Failpoints)
+	args, env := s.opts.Driver.Command(n)
+	env = append(env, s.opts.Env...)
+	fpEnv, err := s.opts.Driver.StartFailpoints(n, s.opts.Failpoints)
+	if err != nil {
+		return err
 	}
-	p, err := s.group.Start(proc.Spec{Name: n.Name, Path: s.opts.Binary, Args: []string{"--config", n.ConfigPath}, Env: env, Log: n.Log, Dir: s.opts.Dir})
+	env = append(env, fpEnv...)
+	p, err := s.group.Start(proc.Spec{Name: n.Name, Path: s.opts.Binary, Args: args, Env: env, Log: n.Log, Dir: s.opts.Dir})
 	if err != nil {
 		return err
 	}
@@ -238,7 +258,7 @@ func (s *Set) Health(ctx context.Context) []client.Health {
 		go func() {
 			defer wg.Done()
 			hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			h, err := s.Client.Health(hctx, n.DirectURL)
+			h, err := s.opts.Driver.Health(hctx, n)
 			cancel()
 			if err != nil {
 				h = client.Health{NodeID: n.Name, Role: "down", ApplyError: err.Error()}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
+	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/impl/contract/verify"
 )
 
@@ -37,17 +39,19 @@ func (r *run) collect(ctx context.Context) error {
 		node := audit.Node{Name: n.Name}
 		if p, ok := r.cluster.Group.Get(n.Name); ok && p.Running() {
 			node.Running = true
-			h, err := r.cluster.Masters.Client.Health(ctx, n.DirectURL)
+			h, err := r.cluster.Masters.NodeHealth(ctx, n)
 			if err != nil {
 				return fmt.Errorf("%s health: %w", n.Name, err)
 			}
 			node.Health = h
-			st, err := r.cluster.Masters.Client.State(ctx, n.DirectURL, true)
-			if err != nil {
+			st, err := r.cluster.Masters.State(ctx, n, true)
+			switch {
+			case errors.Is(err, masters.ErrNotExposed): // the audits that read it skip, saying why
+			case err != nil:
 				return fmt.Errorf("%s state: %w", n.Name, err)
 			}
 			node.State = st
-			if err := scrape(ctx, n.DirectURL+"/metrics", filepath.Join(nodesDir, n.Name+".metrics.txt")); err != nil {
+			if err := scrape(ctx, r.cluster.Masters.MetricsURL(n), filepath.Join(nodesDir, n.Name+".metrics.txt")); err != nil {
 				return err
 			}
 		}

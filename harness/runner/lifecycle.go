@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/proc"
 )
@@ -25,6 +25,10 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	bins, err := cluster.PrepareBinaries(ctx, r.opts.Cache, r.work, r.sc.Cluster.BuildTags...)
 	if err != nil {
 		return fmt.Errorf("binaries: %w", err)
+	}
+	driver, err := r.useKind(group, &bins)
+	if err != nil {
+		return err
 	}
 	r.binaries = bins
 	if r.runtime() == "docker" {
@@ -49,9 +53,9 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 		r.events.add("note", "legacy", "", fmt.Sprintf("every master imports %s (%d objects) from %s", base.LegacySnapshotID, len(base.Objects), base.Fixture), true)
 	}
 	shape := cluster.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
-		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: failpointEnv(r.sc.Cluster.Failpoints), Seed: r.sc.Seed,
+		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: r.sc.Cluster.Failpoints, Seed: r.sc.Seed,
 		S3: r.sc.Cluster.S3, Security: cluster.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
-	shape.FirstPrimary = r.opts.FirstPrimary
+	shape.FirstPrimary, shape.Driver = r.opts.FirstPrimary, driver
 	if sup := r.sc.Cluster.Supervisor; sup != nil {
 		shape.Supervisor = masters.Supervisor{Restart: sup.Restart, Backoff: sup.Backoff,
 			OnRestart: func(node string, exit error, after time.Duration, err error) {
@@ -105,14 +109,6 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	return stepErr
 }
 
-func failpointEnv(fps map[string]string) string {
-	var parts []string
-	for k, v := range fps {
-		parts = append(parts, k+"="+v)
-	}
-	return strings.Join(parts, ";")
-}
-
 // setup mounts the segments the traffic places replicas on.
 func (r *run) setup(ctx context.Context) error {
 	_, url, err := r.env.PrimaryURL(ctx)
@@ -122,7 +118,7 @@ func (r *run) setup(ctx context.Context) error {
 	for i := 0; i < 3; i++ {
 		seg := fmt.Sprintf("10.0.%d.1:7000", i)
 		op := history.Op{Client: -1, Kind: history.Mount, Key: seg, Node: r.env.NodeForURL(url), Invoke: r.rec.Now()}
-		res := r.cluster.Masters.Client.Mount(ctx, url, segment(seg, i))
+		res := r.client.Mount(ctx, url, segment(seg, i))
 		op.Complete, op.Outcome, op.Code, op.BatchID, op.Seq = r.rec.Now(), res.Outcome, res.Code, res.BatchID, res.Seq
 		r.rec.Add(op)
 		if res.Outcome != history.OK {
@@ -162,6 +158,10 @@ func (r *run) settle(ctx context.Context) {
 	r.healAll(ctx, true)
 	if r.allFailedClosed(ctx) {
 		r.events.add("note", "settle", "", "no master serves nor could: every master failed closed or exited, nothing to catch up", true)
+		return
+	}
+	if !r.kind.Can(masterkind.Cursor) {
+		r.events.add("note", "settle", "", fmt.Sprintf("master %s does not say its cursor: the evidence is read without waiting for catch-up", r.kind.Name), true)
 		return
 	}
 	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/traffic"
@@ -53,6 +54,10 @@ type Options struct {
 	// PublicImages runs etcd and toxiproxy from their public images on the
 	// docker runtime (needs a registry) instead of locally built ones.
 	PublicImages bool
+	// Master overrides the scenario's master kind (reference | mooncake);
+	// MasterBinary names upstream's binary (default: MOONCAKE_MASTER).
+	Master       string
+	MasterBinary string
 	// Screenshot opens the rendered report.html in headless Chromium once
 	// every process of the run has stopped, and writes report.png into the
 	// bundle. A report with a console error, an empty timeline or an empty
@@ -75,6 +80,9 @@ type Outcome struct {
 	// original's did.
 	Replay   []ReplayCheck
 	Duration time.Duration
+	// Skipped says why the run did not start: its master kind lacks a
+	// capability the scenario requires ("" when it ran).
+	Skipped string
 	// DockerRun is the run id its containers, network and run image were
 	// labelled and named with (docker runtime only).
 	DockerRun string
@@ -123,11 +131,29 @@ type run struct {
 	refusals int
 	// keeper copies every snapshot a pointer names into the bundle.
 	keeper *snapshotKeeper
+	// kind is the master kind; client the load's client of it.
+	kind   masterkind.Kind
+	client traffic.Client
+	// closers run once the steps and the evidence are done (the load's
+	// client's pinger).
+	closers []func()
 }
 
 // Run runs sc.
 func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, error) {
 	start := time.Now()
+	if opts.Master != "" && opts.Master != sc.Cluster.Master {
+		c := *sc
+		c.Cluster.Master = opts.Master // recorded in the bundle's scenario: a replay runs the same kind
+		sc = &c
+	}
+	kind, err := masterkind.ByName(sc.Cluster.Master)
+	if err != nil {
+		return nil, err
+	}
+	if why := kind.SkipReason(sc.Requires()); why != "" {
+		return &Outcome{Scenario: sc.Name, Seed: sc.Seed, Tier: sc.Tier, Pass: true, Skipped: why}, nil
+	}
 	if abs, err := filepath.Abs(opts.Out); err == nil {
 		opts.Out = abs // processes run in their own directories
 	}
@@ -141,7 +167,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	}
 	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{},
 		healed: map[string]*faults.Injected{}, ended: map[string]*proc.Process{}, histFrom: 1,
-		keeper: newSnapshotKeeper(dir, start)}
+		keeper: newSnapshotKeeper(dir, start), kind: kind}
 	r.events.start = start
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
 	defer os.RemoveAll(work)
@@ -151,6 +177,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	defer cancel()
 	group := proc.NewGroup()
 	runErr := r.execute(ctx, group)
+	for _, c := range r.closers {
+		c()
+	}
 	r.prog.stop()
 	meta := r.meta(runErr)
 	// Every process stops, even when the run failed half way.
@@ -252,7 +281,7 @@ func Finish(ctx context.Context, dir string, opts Options) (*Outcome, error) {
 // meta gathers the run facts.
 func (r *run) meta(runErr error) bundle.Meta {
 	m := bundle.Meta{Scenario: r.sc.Name, Tier: r.sc.Tier, Seed: r.sc.Seed, Runtime: r.runtime(), ClusterID: r.sc.Cluster.ClusterID,
-		Started: r.start, Steps: r.steps, Replayed: r.opts.Replayed}
+		Started: r.start, Steps: r.steps, Replayed: r.opts.Replayed, Master: r.kind.Name}
 	if r.cluster != nil {
 		m.BootMS = r.cluster.Boot.Milliseconds()
 	}

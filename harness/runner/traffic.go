@@ -17,7 +17,7 @@ func (r *run) startTraffic(ctx context.Context) {
 	cfg.Seed = r.sc.Seed
 	cfg.Generation = r.generations
 	r.generations++
-	r.gen = traffic.Start(ctx, cfg, r.env, r.rec)
+	r.gen = traffic.Start(ctx, cfg, r.env, r.client, r.rec)
 	r.events.add("note", "traffic", "", "started", true)
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/traffic"
 )
 
@@ -27,9 +28,16 @@ import (
 type Scenario struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description,omitempty"`
-	// pr | nightly | docker (the docker runtime) | swarm (drawn by chaos swarm) | harness-test (proves the harness itself; in no tier)
-	Tier    string        `yaml:"tier"`
-	Covers  []string      `yaml:"covers,omitempty"` // RFC rows and windows it exercises
+	// pr | nightly | docker (the docker runtime) | swarm (drawn by chaos swarm) |
+	// upstream (run against both master kinds by make upstream-chaos: they
+	// need nothing upstream's master lacks) | harness-test (proves the
+	// harness itself; in no tier)
+	Tier   string   `yaml:"tier"`
+	Covers []string `yaml:"covers,omitempty"` // RFC rows and windows it exercises
+	// Require lists capabilities the scenario needs of its master beyond
+	// what its content implies (Requires adds those): a run against a
+	// master that lacks one is skipped with the reason.
+	Require []string      `yaml:"requires,omitempty"`
 	Seed    int64         `yaml:"seed"`
 	Timeout time.Duration `yaml:"timeout,omitempty"` // whole run; default 10m
 	// Runtime is where the cluster runs: process (default: local processes)
@@ -46,6 +54,9 @@ type Scenario struct {
 
 // Cluster is the shape to bring up.
 type Cluster struct {
+	// Master is the master kind: reference (default) or mooncake
+	// (upstream's mooncake_master); chaos run --master overrides it.
+	Master         string            `yaml:"master,omitempty"`
 	Etcd           int               `yaml:"etcd"`    // members (default 3)
 	Masters        int               `yaml:"masters"` // default 3
 	ClusterID      string            `yaml:"cluster_id,omitempty"`
@@ -386,8 +397,8 @@ func (sc *Scenario) validate() []string {
 	if sc.Name == "" {
 		bad(0, "name: required")
 	}
-	if sc.Tier != "pr" && sc.Tier != "nightly" && sc.Tier != "harness-test" && sc.Tier != "swarm" && sc.Tier != "docker" {
-		bad(0, "tier: %q: want pr, nightly, swarm, docker or harness-test", sc.Tier)
+	if sc.Tier != "pr" && sc.Tier != "nightly" && sc.Tier != "harness-test" && sc.Tier != "swarm" && sc.Tier != "docker" && sc.Tier != "upstream" {
+		bad(0, "tier: %q: want pr, nightly, swarm, docker, upstream or harness-test", sc.Tier)
 	}
 	if sc.Tier == "docker" && sc.Runtime != "docker" {
 		bad(0, "tier docker: needs runtime: docker (its faults exist only for containers)")
@@ -416,6 +427,14 @@ func (sc *Scenario) validate() []string {
 	}
 	if sc.Cluster.Masters < 1 || sc.Cluster.Masters > 7 {
 		bad(0, "cluster.masters: %d: want 1..7", sc.Cluster.Masters)
+	}
+	if _, err := masterkind.ByName(sc.Cluster.Master); err != nil {
+		bad(0, "cluster.master: %v", err)
+	}
+	for _, c := range sc.Require {
+		if !knownCapability(c) {
+			bad(0, "requires: %q: not a capability (chaos list --capabilities lists them)", c)
+		}
 	}
 	switch sc.Runtime {
 	case "", "process", "docker":

@@ -66,12 +66,26 @@ type Target interface {
 	NodeForURL(url string) string
 }
 
+// Client is how the load talks to a master: one implementation per
+// master kind (the reference master's HTTP JSON client.Client; the
+// mooncake package's coro_rpc client for upstream's). url is a node's
+// client URL as Target gives it. A mutation's Result says ok, failed (it
+// did not happen) or unknown (it may have).
+type Client interface {
+	Put(ctx context.Context, url string, req client.PutRequest) client.Result
+	Remove(ctx context.Context, url, tenant, key string) client.Result
+	Get(ctx context.Context, url, tenant, key string) (obj client.Object, found bool, err error)
+	Mount(ctx context.Context, url string, seg client.Segment) client.Result
+}
+
+var _ Client = (*client.Client)(nil)
+
 // Generator runs the load until Stop, its bounds, or ctx.
 type Generator struct {
 	cfg    Config
 	target Target
 	rec    *history.Recorder
-	cli    *client.Client
+	cli    Client
 
 	done    chan struct{}
 	cancel  context.CancelFunc
@@ -85,10 +99,14 @@ type Generator struct {
 type key struct{ tenant, key string }
 
 // Start starts the clients.
-func Start(ctx context.Context, cfg Config, target Target, rec *history.Recorder) *Generator {
+// With a nil cli the load speaks the reference master's HTTP JSON.
+func Start(ctx context.Context, cfg Config, target Target, cli Client, rec *history.Recorder) *Generator {
 	cfg.defaults()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
-	g := &Generator{cfg: cfg, target: target, rec: rec, cli: client.New(15 * time.Second), done: make(chan struct{}), cancel: cancel}
+	if cli == nil {
+		cli = client.New(15 * time.Second)
+	}
+	g := &Generator{cfg: cfg, target: target, rec: rec, cli: cli, done: make(chan struct{}), cancel: cancel}
 	g.primary.Store([2]string{})
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Clients; i++ {

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/oplogha/oplogha/harness/masterkind"
+	"github.com/oplogha/oplogha/harness/scenario"
+)
+
+// printCapabilities lists each master kind with what it has, then each
+// scenario with what it requires and, per kind, run or the skip reason.
+func printCapabilities(scs []*scenario.Scenario) {
+	kinds := []masterkind.Kind{masterkind.Reference(), masterkind.Mooncake()}
+	for _, k := range kinds {
+		fmt.Printf("%s: %s\n", k.Name, k.Doc)
+		var has []string
+		for _, c := range k.Has {
+			if !strings.HasPrefix(string(c), "failpoint:") {
+				has = append(has, string(c))
+			}
+		}
+		if k.AnyFailpoint {
+			has = append(has, "failpoint:* (every failpoint name)")
+		}
+		var fps []string
+		for ours, theirs := range k.Failpoints {
+			fps = append(fps, fmt.Sprintf("failpoint:%s (upstream's %s)", ours, theirs))
+		}
+		sort.Strings(fps)
+		has = append(has, fps...)
+		fmt.Printf("  has: %s\n", strings.Join(has, ", "))
+	}
+	fmt.Println()
+	for _, sc := range scs {
+		var need []string
+		for _, c := range sc.Requires() {
+			need = append(need, string(c))
+		}
+		fmt.Printf("%-13s %-30s requires: %s\n", sc.Tier, sc.Name, strings.Join(need, ", "))
+		for _, k := range kinds {
+			verdict := "runs"
+			if why := k.SkipReason(sc.Requires()); why != "" {
+				verdict = "skipped: " + why
+			}
+			fmt.Printf("%-13s %-30s   %-9s %s\n", "", "", k.Name, verdict)
+		}
+	}
+}
