@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 TESTFLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: all demo test nightly nightly-shard nightly-gate stress gremlins swarm mutants tools images fuzz bench vet clean oplogctl $(CHAOS)
+.PHONY: upstream-chaos all demo test nightly nightly-shard nightly-gate stress gremlins swarm mutants tools images fuzz bench vet clean oplogctl $(CHAOS)
 
 all: vet test
 
@@ -118,6 +118,16 @@ MUTANTS ?=
 mutants: $(CHAOS)
 	@$(CHAOS) tools >/dev/null
 	@$(CHAOS) mutants --out artifacts/mutants $(if $(MUTANTS),--only $(MUTANTS))
+
+## upstream-chaos: scenarios/upstream against upstream's mooncake_master
+## (MOONCAKE_MASTER=PATH: a mooncake_master of yours; docs/upstream.md says what it needs) and against
+## the reference master, bundles in artifacts/upstream/<kind>, the verdicts
+## side by side in artifacts/upstream/results.md; fails if either kind fails
+upstream-chaos: $(CHAOS)
+	@test -n "$(MOONCAKE_MASTER)" || { echo "make upstream-chaos: set MOONCAKE_MASTER=PATH to a mooncake_master (docs/upstream.md)"; exit 2; }
+	@$(CHAOS) tools >/dev/null
+	@rm -rf artifacts/upstream; mkdir -p artifacts/upstream
+	@start=$$(date +%s); 	$(CHAOS) run scenarios/upstream --master reference --parallel $(NPROC) --out artifacts/upstream/reference --junit artifacts/upstream/reference/junit.xml; ref=$$?; 	MOONCAKE_MASTER=$(MOONCAKE_MASTER) $(CHAOS) run scenarios/upstream --master mooncake --out artifacts/upstream/mooncake --junit artifacts/upstream/mooncake/junit.xml; up=$$?; 	$(CHAOS) compare reference=artifacts/upstream/reference/junit.xml mooncake=artifacts/upstream/mooncake/junit.xml --out artifacts/upstream/results.md; 	echo "make upstream-chaos: $$(( $$(date +%s) - start ))s, reference exit $$ref, mooncake exit $$up"; 	test $$ref -eq 0 -a $$up -eq 0
 
 vet:
 	@$(GO) vet ./...

@@ -202,7 +202,7 @@ func ByName(name string) (Kind, error) {
 const BinaryEnv = "MOONCAKE_MASTER"
 
 // ErrNoBinary: the mooncake kind was asked for and no binary is named.
-var ErrNoBinary = fmt.Errorf("no mooncake_master binary: set %s=PATH (docs/upstream.md says how to build one)", BinaryEnv)
+var ErrNoBinary = fmt.Errorf("no mooncake_master binary: set %s=PATH (docs/upstream.md says what the suite needs of it)", BinaryEnv)
 
 // MooncakeBinary returns the binary MOONCAKE_MASTER names, checked to be
 // an executable file.
