@@ -22,14 +22,21 @@ func (b *Bundle) WriteSummary() error {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(&s, "# %s — %s\n\n", b.Meta.Scenario, verdict)
-	fmt.Fprintf(&s, "seed %d · tier %s · runtime %s · %s · boot %s\n\n", b.Meta.Seed, b.Meta.Tier, b.Meta.Runtime, ms(b.Meta.DurationMS), ms(b.Meta.BootMS))
+	master := b.Meta.Master
+	if master == "" {
+		master = "reference"
+	}
+	fmt.Fprintf(&s, "seed %d · tier %s · runtime %s · master %s · %s · boot %s\n\n", b.Meta.Seed, b.Meta.Tier, b.Meta.Runtime, master, ms(b.Meta.DurationMS), ms(b.Meta.BootMS))
 	if b.Meta.Error != "" {
 		fmt.Fprintf(&s, "**Run error:** %s\n\n", b.Meta.Error)
 	}
 	s.WriteString("| audit | verdict | summary |\n|---|---|---|\n")
 	for _, r := range b.Results {
 		v := "pass"
-		if !r.Pass {
+		switch {
+		case r.Skipped:
+			v = "skip"
+		case !r.Pass:
 			v = "**FAIL**"
 		}
 		fmt.Fprintf(&s, "| %s | %s | %s |\n", r.Name, v, mdEscape(r.Summary))
@@ -136,14 +143,14 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 <html><head><meta charset="utf-8"><title>{{.Title}} — oplogha</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2327;max-width:1400px}
-h1{font-size:20px;margin:0 0 4px} .pass{color:#1a7f37} .fail{color:#cf222e}
+h1{font-size:20px;margin:0 0 4px} .pass{color:#1a7f37} .fail{color:#cf222e} .skip{color:#9a6700}
 .facts{color:#57606a;margin-bottom:16px}
 table{border-collapse:collapse;margin:12px 0} td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa} ul.ev{margin:4px 0;padding-left:18px;font:12px monospace}
 svg text{font:11px system-ui,sans-serif}
 </style></head><body>
 <h1>{{.Title}} — {{if .Pass}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
-<div class="facts">seed {{.Meta.Seed}} · tier {{.Meta.Tier}} · runtime {{.Meta.Runtime}} · run {{.Meta.DurationMS}} ms · boot {{.Meta.BootMS}} ms ·
+<div class="facts">seed {{.Meta.Seed}} · tier {{.Meta.Tier}} · runtime {{.Meta.Runtime}} · master {{if .Meta.Master}}{{.Meta.Master}}{{else}}reference{{end}} · run {{.Meta.DurationMS}} ms · boot {{.Meta.BootMS}} ms ·
 {{.Ops}} client ops (ok {{index .Counts "ok"}}, failed {{index .Counts "failed"}}, unknown {{index .Counts "unknown"}})
 {{if .Meta.Error}}<br><b class="fail">run error: {{.Meta.Error}}</b>{{end}}</div>
 {{.SVG}}
@@ -151,7 +158,7 @@ svg text{font:11px system-ui,sans-serif}
 	`snapshot groups in the store, largest etcd member's database</p>{{.Retain}}{{end}}
 <h2>Audits</h2>
 <table id="{{.AuditsID}}"><tr><th>audit</th><th>verdict</th><th>summary and evidence</th></tr>
-{{range .Results}}<tr class="{{$.AuditRow}}"><td>{{.Name}}</td><td>{{if .Pass}}<span class="pass">pass</span>{{else}}<b class="fail">FAIL</b>{{end}}</td>
+{{range .Results}}<tr class="{{$.AuditRow}}"><td>{{.Name}}</td><td>{{if .Skipped}}<span class="skip">skip</span>{{else if .Pass}}<span class="pass">pass</span>{{else}}<b class="fail">FAIL</b>{{end}}</td>
 <td>{{.Summary}}{{if .Evidence}}<ul class="ev">{{range .Evidence}}<li>{{.}}</li>{{end}}</ul>{{end}}</td></tr>
 {{end}}</table>
 {{if .Lineariz}}<p><a href="linearizability.html">porcupine's linearizability visualisation</a></p>{{end}}
