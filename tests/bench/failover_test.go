@@ -229,9 +229,12 @@ func (bc *benchCluster) writers(ctx context.Context, clients int) (*ackLog, func
 // BenchmarkFailover: from a fault on the primary to the first write its
 // successor acknowledges, under 4 writing clients that look for the primary
 // again after any failed put: SIGKILL of the primary, SIGSTOP of the
-// primary, and SIGKILL of the etcd leader (where the time runs to the first
-// write acknowledged after it by any master). failoverRounds faults each,
-// p50 and p99 beside the leader lease TTL; target p99 ≤ TTL + 300 ms.
+// primary, SIGKILL of the etcd leader (where the time runs to the first
+// write acknowledged after it by any master), and a clean stop of the
+// primary (SIGTERM: it resigns, so the successor need not wait out the
+// lease). failoverRounds faults each, p50 and p99 beside the leader lease
+// TTL; target p99 ≤ TTL + 600 ms for the three faults (docs/benchmarks.md:
+// etcd's 500 ms expiry tick is in it), ≤ 300 ms for a clean stop.
 func BenchmarkFailover(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -239,7 +242,7 @@ func BenchmarkFailover(b *testing.B) {
 	acks, stop := bc.writers(ctx, 4)
 	defer stop()
 	// fault picks its node and returns how to strike it and how to undo it.
-	measure := func(kind, slug string, fault func() (node string, strike, undo func() error, err error), successor bool) {
+	measure := func(kind, slug string, fault func() (node string, strike, undo func() error, err error), successor bool, target string, limit time.Duration) {
 		type round struct {
 			at   time.Time
 			took time.Duration
@@ -288,15 +291,15 @@ func BenchmarkFailover(b *testing.B) {
 		slices.SortFunc(rounds, func(a, b round) int { return int(a.took - b.took) })
 		took := func(q int) time.Duration { return rounds[min(len(rounds)-1, len(rounds)*q/100)].took }
 		p50, p99 := took(50), took(99)
-		limit := failoverLease + 300*time.Millisecond
 		record(b, benchreport.Figure{Group: "failover", Name: "failover, " + kind + ": to the first acknowledged write, p99",
 			Value: p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
 			Note: fmt.Sprintf("%d faults: p50 %v, p99 %v, max %v; each after a seeded random pause; 4 clients writing to the primary their 20 ms /healthz polls name",
 				len(rounds), p50.Round(time.Millisecond), p99.Round(time.Millisecond), rounds[len(rounds)-1].took.Round(time.Millisecond))}.
 			WithBaseline("leader lease TTL", failoverLease.Seconds()*1000).
-			WithTarget("≤ TTL + 300 ms", p99 <= limit))
+			WithTarget(target, p99 <= limit))
 		plotFailover(b, acks, slug, kind, rounds[len(rounds)/2].at, rounds[len(rounds)/2].took, rounds[len(rounds)/2].node)
 	}
+	leaseTarget, leaseLimit := "≤ TTL + 600 ms", failoverLease+600*time.Millisecond
 	primary := func() (string, error) {
 		n, err := bc.c.Masters.WaitPrimary(ctx, 30*time.Second)
 		if err != nil {
@@ -307,15 +310,29 @@ func BenchmarkFailover(b *testing.B) {
 	measure("SIGKILL of the primary", "failover-sigkill-primary", func() (string, func() error, func() error, error) {
 		n, err := primary()
 		return n, func() error { return bc.env.Kill(n) }, func() error { return bc.env.Start(ctx, n) }, err
-	}, true)
+	}, true, leaseTarget, leaseLimit)
 	measure("SIGSTOP of the primary", "failover-sigstop-primary", func() (string, func() error, func() error, error) {
 		n, err := primary()
 		return n, func() error { return bc.env.Pause(n) }, func() error { return bc.env.Resume(n) }, err
-	}, true)
+	}, true, leaseTarget, leaseLimit)
 	measure("SIGKILL of the etcd leader", "failover-sigkill-etcd-leader", func() (string, func() error, func() error, error) {
 		n, err := bc.env.EtcdLeader(ctx)
 		return n, func() error { return bc.env.Kill(n) }, func() error { return bc.env.Start(ctx, n) }, err
-	}, false)
+	}, false, leaseTarget, leaseLimit)
+	// A clean stop: SIGTERM, with the grace a supervisor gives; the stop
+	// returns once the process has exited, which is after it resigned.
+	measure("SIGTERM of the primary (clean stop)", "failover-sigterm-primary", func() (string, func() error, func() error, error) {
+		n, err := primary()
+		return n, func() error {
+			go func() { _ = bc.env.Stop(n, 10*time.Second) }() // the clock runs from the signal, not from the exit
+			return nil
+		}, func() error {
+			for end := time.Now().Add(15 * time.Second); bc.env.Running(n) && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			return bc.env.Start(ctx, n)
+		}, err
+	}, true, "≤ 300 ms", 300*time.Millisecond)
 }
 
 // plotFailover records the latency of every write acknowledged from 1.5 s
