@@ -66,7 +66,7 @@ func (m *Master) probeStore(ctx context.Context) {
 			m.trust.Store(&trust)
 			m.m.storeReady.Set(1)
 			m.log.Info("snapshot store ready", "phase", "store", "store", m.store.Name(), "server_validates_checksums",
-				trust.ServerValidatesChecksums, "attempts", attempt)
+				trust.ServerValidatesChecksums, "server_validates_multipart", trust.ServerValidatesMultipart, "attempts", attempt)
 			return
 		}
 		if ctx.Err() != nil {

@@ -106,28 +106,75 @@ type PutResult struct {
 // wrong one.
 type Trust struct {
 	ServerValidatesChecksums bool
+	// ServerValidatesMultipart: a multipart upload whose full-object
+	// checksum was wrong was refused too. A server may validate a single
+	// PUT and still store a multipart upload's full-object checksum as the
+	// client claimed it; without this, a multipart object's HEAD checksum
+	// proves nothing and VerifiedPut reads it back.
+	ServerValidatesMultipart bool
 }
 
 // ErrProbe: the probe could not tell whether the server validates checksums.
 var ErrProbe = errors.New("checksum validation probe inconclusive")
 
+// Multipart is a backend that writes large objects in parts.
+type Multipart interface {
+	// InParts says whether a put of size bytes goes up in parts.
+	InParts(size int64) bool
+	// PutInParts puts data create-only at key as a multipart upload of at
+	// least two parts whatever its size, with full-object checksum crc:
+	// the probe of the multipart path.
+	PutInParts(ctx context.Context, key string, data []byte, crc uint32) error
+}
+
+// MultipartProbeSize is the multipart probe's size: a 5 MiB part (the
+// least S3 allows but for the last) and a small last one.
+const MultipartProbeSize = 5<<20 + 1024
+
 // Probe puts a small object under key with a deliberately wrong checksum. A
 // server that refuses it (ErrCorrupt) validates checksums; one that accepts it
-// does not (the probe object is deleted again).
+// does not (the probe object is deleted again). A backend that writes in
+// parts has its multipart path probed the same way under key+".multipart"
+// (a two-part upload); an inconclusive multipart probe leaves multipart
+// objects unproved by HEAD (read back), the safe side.
 func Probe(ctx context.Context, s Store, key string) (Trust, error) {
 	data := []byte("oplogha checksum validation probe")
 	wrong := batchsnap.CRC32C(data) ^ 0x5a5a
-	err := s.PutIfAbsent(ctx, key, bytes.NewReader(data), int64(len(data)), wrong)
+	validates, err := probeOnce(ctx, s, key, func() error {
+		return s.PutIfAbsent(ctx, key, bytes.NewReader(data), int64(len(data)), wrong)
+	})
+	if err != nil {
+		return Trust{}, err
+	}
+	t := Trust{ServerValidatesChecksums: validates}
+	mp, ok := s.(Multipart)
+	if !ok || !validates {
+		return t, nil
+	}
+	big := make([]byte, MultipartProbeSize)
+	copy(big, data)
+	mkey := key + ".multipart"
+	t.ServerValidatesMultipart, _ = probeOnce(ctx, s, mkey, func() error {
+		return mp.PutInParts(ctx, mkey, big, batchsnap.CRC32C(big)^0x5a5a)
+	})
+	return t, nil
+}
+
+// probeOnce runs a put with a wrong checksum: refused (ErrCorrupt) is a
+// server that validates; accepted is one that does not (the object is
+// deleted again); anything else is ErrProbe.
+func probeOnce(ctx context.Context, s Store, key string, put func() error) (bool, error) {
+	err := put()
 	switch {
 	case errors.Is(err, ErrCorrupt):
-		return Trust{ServerValidatesChecksums: true}, nil
+		return true, nil
 	case err == nil:
 		if derr := s.Delete(ctx, []string{key}); derr != nil {
-			return Trust{}, fmt.Errorf("%w: delete probe %s: %v", ErrProbe, key, derr)
+			return false, fmt.Errorf("%w: delete probe %s: %v", ErrProbe, key, derr)
 		}
-		return Trust{}, nil
+		return false, nil
 	}
-	return Trust{}, fmt.Errorf("%w: %v", ErrProbe, err)
+	return false, fmt.Errorf("%w: %v", ErrProbe, err)
 }
 
 // VerifiedPut puts src create-only and proves the stored object is exactly
@@ -148,7 +195,11 @@ func VerifiedPut(ctx context.Context, s Store, trust Trust, key string, src io.R
 	if info.CRC32C != nil && info.FullObj && *info.CRC32C != crc {
 		return PutResult{}, fmt.Errorf("%w: %s: store says crc32c %08x, wrote %08x", ErrCorrupt, key, *info.CRC32C, crc)
 	}
-	if trust.ServerValidatesChecksums && info.CRC32C != nil && info.FullObj {
+	proved := trust.ServerValidatesChecksums && info.CRC32C != nil && info.FullObj
+	if mp, ok := s.(Multipart); ok && mp.InParts(size) {
+		proved = proved && trust.ServerValidatesMultipart
+	}
+	if proved {
 		return PutResult{Info: info, Proof: ProofChecksum}, nil
 	}
 	got, n, err := ReadbackCRC(ctx, s, key)

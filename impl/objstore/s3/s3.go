@@ -8,6 +8,7 @@
 package s3
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -127,7 +128,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, src io.ReaderAt, si
 		_, err = s.core.PutObject(ctx, s.bucket, key, io.NewSectionReader(src, 0, size), size, "", "", opts)
 		err = mapErr(key, err)
 	} else {
-		err = s.putMultipart(ctx, key, src, size, crc)
+		err = s.putMultipart(ctx, key, src, size, crc, s.partSize)
 	}
 	if errors.Is(err, objstore.ErrExists) {
 		return s.settleExists(ctx, key, size, crc, err)
@@ -173,7 +174,18 @@ func parseS3CRC32C(v string) (uint32, bool) {
 	return binary.BigEndian.Uint32(b), true
 }
 
-func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint32) error {
+// InParts says whether a put of size bytes is a multipart upload.
+func (s *Store) InParts(size int64) bool { return size > s.partSize }
+
+// PutInParts puts data create-only as a multipart upload of parts of the
+// least size S3 allows (5 MiB): two parts or more for the probe's size.
+func (s *Store) PutInParts(ctx context.Context, key string, data []byte, crc uint32) error {
+	return s.putMultipart(ctx, key, bytes.NewReader(data), int64(len(data)), crc, 5<<20)
+}
+
+var _ objstore.Multipart = (*Store)(nil)
+
+func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, size int64, crc uint32, partSize int64) error {
 	init := minio.PutObjectOptions{UserMetadata: map[string]string{hdrAlg: "CRC32C", hdrType: "FULL_OBJECT"}}
 	init.SetMatchETagExcept("*")
 	id, err := s.core.NewMultipartUpload(ctx, s.bucket, key, init)
@@ -188,14 +200,14 @@ func (s *Store) putMultipart(ctx context.Context, key string, src io.ReaderAt, s
 	}()
 	// Parts go up PartUploads at a time (minio-go's own PutObject default),
 	// each with its CRC32C computed just before it is sent.
-	count := int((size + s.partSize - 1) / s.partSize)
+	count := int((size + partSize - 1) / partSize)
 	parts := make([]minio.CompletePart, count)
 	errs := make([]error, count)
 	sem := make(chan struct{}, s.partUploads)
 	var wg sync.WaitGroup
 	for i := range count {
-		n, off := i+1, int64(i)*s.partSize
-		length := min(s.partSize, size-off)
+		n, off := i+1, int64(i)*partSize
+		length := min(partSize, size-off)
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
