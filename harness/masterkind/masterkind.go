@@ -53,6 +53,9 @@ const (
 	// view compare. Declared; the zombie-primary window tests it whatever
 	// the master declares.
 	ViewFencing Capability = "view-fencing"
+	// Tenants: the master keeps each tenant's keys apart (a key is a
+	// tenant and a name). Without it the load names one tenant, "default".
+	Tenants Capability = "tenants"
 	// DurableAck: an acknowledgement is sent only once its entry is durable.
 	// Declared; durable-acknowledgement judges it whatever the master declares.
 	DurableAck Capability = "durable-ack"
@@ -155,7 +158,7 @@ const (
 func Reference() Kind {
 	return Kind{Name: ReferenceName, Doc: "the project's reference master, built from this tree (cmd/master)",
 		Has: []Capability{Snapshots, State, Cursor, ProjectConfig, ProjectMetrics, BootstrapReport, LegacyImport,
-			Security, Containers, BuildTags, ViewFencing, DurableAck,
+			Security, Containers, BuildTags, ViewFencing, DurableAck, Tenants,
 			TermCap("hold"), TermCap("panic"), TermCap("value"), TermCap("sleep"), TermCap("chain")},
 		AnyFailpoint: true}
 }
@@ -163,7 +166,8 @@ func Reference() Kind {
 // Mooncake is upstream's C++ mooncake_master (kvcache-ai/Mooncake),
 // built by the user (docs/upstream.md) and named by MOONCAKE_MASTER. It
 // runs the batch OpLog and promotion; it publishes no snapshots and
-// exposes no state. Its four test failpoints hold only: a hold term is a
+// exposes no state, and without its multi-tenancy (a quota policy store)
+// it files every key under tenant "default". Its four test failpoints hold only: a hold term is a
 // hold, a panic term is a hold and then SIGKILL (crash at the point).
 func Mooncake() Kind {
 	k := Kind{Name: MooncakeName, Doc: "upstream's mooncake_master (C++), from MOONCAKE_MASTER or --master-binary",

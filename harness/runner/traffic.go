@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/traffic"
 )
 
@@ -16,6 +17,9 @@ func (r *run) startTraffic(ctx context.Context) {
 	cfg := r.sc.Traffic
 	cfg.Seed = r.sc.Seed
 	cfg.Generation = r.generations
+	if !r.kind.Can(masterkind.Tenants) {
+		cfg.OneTenant = "default"
+	}
 	r.generations++
 	r.gen = traffic.Start(ctx, cfg, r.env, r.client, r.rec)
 	r.events.add("note", "traffic", "", "started", true)

@@ -91,7 +91,7 @@ func knownCapability(c string) bool {
 	switch masterkind.Capability(c) {
 	case masterkind.Snapshots, masterkind.State, masterkind.Cursor, masterkind.ProjectConfig, masterkind.ProjectMetrics,
 		masterkind.BootstrapReport, masterkind.LegacyImport, masterkind.Security, masterkind.Containers,
-		masterkind.BuildTags, masterkind.ViewFencing, masterkind.DurableAck:
+		masterkind.BuildTags, masterkind.ViewFencing, masterkind.DurableAck, masterkind.Tenants:
 		return true
 	}
 	return strings.HasPrefix(c, "failpoint:") && len(c) > len("failpoint:")

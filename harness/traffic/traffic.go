@@ -31,6 +31,10 @@ type Config struct {
 	// (object_exists), which the linearizability model checks.
 	Reput   float64 `yaml:"reput"`
 	Tenants int     `yaml:"tenants"` // distinct tenants (default 3)
+	// OneTenant, when set, is the only tenant every op names: the harness
+	// sets it for a master kind without tenant namespaces (upstream's
+	// without multi-tenancy files every key under "default").
+	OneTenant string `yaml:"-"`
 	Size    uint64  `yaml:"size"`    // object size (default 4096)
 	// Generation distinguishes restarts of the traffic in one run, so keys
 	// stay unique across them.
@@ -225,7 +229,11 @@ func (g *Generator) pick(rng *rand.Rand, id int, n *int) history.Op {
 		return history.Op{Client: id, Kind: history.Put, Tenant: k.tenant, Key: k.key, Size: g.cfg.Size, Reput: true}
 	}
 	*n++
-	return history.Op{Client: id, Kind: history.Put, Tenant: fmt.Sprintf("tenant-%d", rng.IntN(g.cfg.Tenants)),
+	tenant := fmt.Sprintf("tenant-%d", rng.IntN(g.cfg.Tenants))
+	if g.cfg.OneTenant != "" {
+		tenant = g.cfg.OneTenant
+	}
+	return history.Op{Client: id, Kind: history.Put, Tenant: tenant,
 		Key: fmt.Sprintf("g%d-c%d-%06d", g.cfg.Generation, id, *n), Size: g.cfg.Size}
 }
 
