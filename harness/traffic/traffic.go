@@ -35,7 +35,7 @@ type Config struct {
 	// sets it for a master kind without tenant namespaces (upstream's
 	// without multi-tenancy files every key under "default").
 	OneTenant string `yaml:"-"`
-	Size    uint64  `yaml:"size"`    // object size (default 4096)
+	Size      uint64 `yaml:"size"` // object size (default 4096)
 	// Generation distinguishes restarts of the traffic in one run, so keys
 	// stay unique across them.
 	Generation int `yaml:"-"`
