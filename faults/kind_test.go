@@ -74,7 +74,7 @@ func TestDamagingComesFromTheRegistry(t *testing.T) {
 
 func TestUnknownKindIsRefusedWithTheList(t *testing.T) {
 	err := Spec{Kind: "explode"}.Validate()
-	require.ErrorContains(t, err, `fault kind "explode": want one of compact-defrag, corrupt-batch`)
+	require.ErrorContains(t, err, `fault kind "explode": want one of blackhole, compact-defrag, corrupt-batch`)
 }
 
 func TestDocsListEveryKind(t *testing.T) {

@@ -27,6 +27,23 @@ func init() {
 		inject: injectLinks,
 		draw:   drawLinkDown,
 	})
+	register(&Kind{Name: "blackhole", Family: "network", Heals: true, Outage: true,
+		Doc: "links accept connections and answer nothing: no byte passes either way, nothing is closed (a toxiproxy " +
+			"timeout toxic of 0 on both streams), as a dead load balancer or a stuck server; heal lets bytes through again",
+		check: func(s Spec) error {
+			if s.Link == "" {
+				return fmt.Errorf("blackhole: needs link")
+			}
+			return nil
+		},
+		inject: injectBlackhole,
+		draw: func(r *rand.Rand, sh Shape) Spec {
+			if sh.Snapshots && r.IntN(2) == 0 {
+				return Spec{Kind: "blackhole", Link: "master-*.s3"}
+			}
+			return Spec{Kind: "blackhole", Target: []string{"primary", "standby"}[r.IntN(2)], Link: "{target}.etcd-*"}
+		},
+	})
 	register(&Kind{Name: "disconnect", Family: "network", Heals: true, Outage: true,
 		Doc: "docker runtime: cut a node's container off the run's network (a real partition: its own address unreachable " +
 			"from every node and the harness); heal reconnects it at the same address",
@@ -141,6 +158,42 @@ func injectLinks(ctx context.Context, env Env, s Spec, in *Injected) error {
 		done = append(done, l)
 	}
 	in.heal = func(context.Context) error { return healLinks(s, done, name) }
+	return nil
+}
+
+// injectBlackhole holds every byte on the links in both directions: a
+// timeout toxic of 0 never closes a connection and passes nothing until
+// it is removed.
+func injectBlackhole(ctx context.Context, env Env, s Spec, in *Injected) error {
+	links, err := ResolveLinks(ctx, env, s)
+	if err != nil {
+		return err
+	}
+	in.Targets = links
+	name := fmt.Sprintf("blackhole-%d", env.Rand().Uint32())
+	var done []Link
+	heal := func() error {
+		var errs []error
+		for _, l := range done {
+			errs = append(errs, l.RemoveToxic(name+"-up"), l.RemoveToxic(name+"-down"))
+		}
+		return errors.Join(errs...)
+	}
+	for _, ln := range links {
+		l, err := env.Link(ln)
+		if err != nil {
+			return errors.Join(err, heal())
+		}
+		if err := l.AddToxic(name+"-up", "timeout", "upstream", 1, map[string]any{"timeout": 0}); err != nil {
+			return errors.Join(err, heal())
+		}
+		if err := l.AddToxic(name+"-down", "timeout", "downstream", 1, map[string]any{"timeout": 0}); err != nil {
+			_ = l.RemoveToxic(name + "-up")
+			return errors.Join(err, heal())
+		}
+		done = append(done, l)
+	}
+	in.heal = func(context.Context) error { return heal() }
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oplogha/oplogha/impl/objstore"
 	"github.com/oplogha/oplogha/impl/oplog"
 	"github.com/oplogha/oplogha/impl/publish"
 	"github.com/oplogha/oplogha/impl/snapshot"
@@ -95,12 +96,14 @@ func (m *Master) checkFencing(ctx context.Context, head oplog.Head) error {
 // to the descriptor's, every object to the manifest's, all identities
 // agreeing); it must lie under this cluster's snapshot root, and the view
 // it records cannot be above the current producer view (no batch was ever
-// appended under a view not yet claimed).
+// appended under a view not yet claimed). Each object read is bounded by
+// snapshot_read_timeout_seconds: a store that never answers makes the
+// snapshot unreadable, and recovery goes on to the next source.
 func (m *Master) restore(ctx context.Context, p publish.Pointer) (*state.State, snapshot.Timings, error) {
 	if p.Root() != m.storePrefix() {
 		return nil, snapshot.Timings{}, fmt.Errorf("%w: pointer names %q, outside the snapshot root %q", snapshot.ErrIdentity, p.DescriptorKey, m.storePrefix())
 	}
-	h, st, t, err := snapshot.OpenState(ctx, m.store, p)
+	h, st, t, err := snapshot.OpenState(ctx, objstore.ReadDeadline(m.store, time.Duration(m.cfg.SnapshotReadTimeoutSecs)*time.Second), p)
 	if err != nil {
 		return nil, t, err
 	}

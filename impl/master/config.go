@@ -48,6 +48,7 @@ type Config struct {
 
 	EnableStandbySnapshot     bool    `yaml:"enable_standby_snapshot" help:"standbys capture and publish snapshots"`
 	SnapshotIntervalSeconds   int     `yaml:"snapshot_interval_seconds" help:"minimum interval between normal snapshots"`
+	SnapshotReadTimeoutSecs   int     `yaml:"snapshot_read_timeout_seconds" help:"bootstrap: most time one snapshot object's read may take before the snapshot counts as unreadable and recovery moves on"`
 	SnapshotMinAdvanceBatches int     `yaml:"snapshot_min_advance_batches" help:"minimum cursor advance beyond latest for a normal snapshot"`
 	MaxSnapshotLagBatches     int     `yaml:"max_snapshot_lag_batches" help:"admission-only maximum lag behind the durable prefix"`
 	SnapshotChunkObjectCount  int     `yaml:"snapshot_chunk_object_count" help:"objects per snapshot chunk object (upstream's name and default)"`
@@ -100,6 +101,7 @@ func DefaultConfig() Config {
 		OplogBatchMaxEntries:      1024,
 		OplogBatchMaxBytes:        oplog.DefaultBatchMaxBytes,
 		SnapshotIntervalSeconds:   300,
+		SnapshotReadTimeoutSecs:   10,
 		SnapshotMinAdvanceBatches: 1,
 		MaxSnapshotLagBatches:     1000,
 		SnapshotChunkObjectCount:  snapshot.DefaultChunkObjects,
@@ -247,7 +249,7 @@ func (c Config) Validate() []error {
 		"leader_lease_seconds": c.LeaderLeaseSeconds, "oplog_poll_interval_ms": c.OplogPollIntervalMS,
 		"snapshot_interval_seconds": c.SnapshotIntervalSeconds, "max_snapshot_lag_batches": c.MaxSnapshotLagBatches,
 		"max_uncompacted_batches": c.MaxUncompactedBatches, "etcd_status_interval_ms": c.EtcdStatusMS,
-		"snapshot_chunk_object_count": c.SnapshotChunkObjectCount,
+		"snapshot_chunk_object_count": c.SnapshotChunkObjectCount, "snapshot_read_timeout_seconds": c.SnapshotReadTimeoutSecs,
 	}
 	for _, k := range sortedKeys(positive) {
 		if positive[k] <= 0 {

@@ -226,3 +226,41 @@ func ReadbackCRC(ctx context.Context, s Store, key string) (uint32, int64, error
 	}
 	return h.Sum32(), n, nil
 }
+
+// ReadDeadline is st with every read bounded: a Head, and a Get from its
+// request to its reader's Close, each get d at most, whatever the
+// backend's own retries would take. Recovery reads through it, so a store
+// that accepts connections and never answers costs a stated time, not
+// minutes of retries.
+func ReadDeadline(st Store, d time.Duration) Store { return deadlineStore{Store: st, d: d} }
+
+type deadlineStore struct {
+	Store
+	d time.Duration
+}
+
+func (s deadlineStore) Head(ctx context.Context, key string) (Info, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.d)
+	defer cancel()
+	return s.Store.Head(ctx, key)
+}
+
+func (s deadlineStore) Get(ctx context.Context, key string) (io.ReadCloser, Info, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.d)
+	rc, info, err := s.Store.Get(ctx, key)
+	if err != nil {
+		cancel()
+		return nil, info, err
+	}
+	return cancelOnClose{ReadCloser: rc, cancel: cancel}, info, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	defer c.cancel()
+	return c.ReadCloser.Close()
+}
