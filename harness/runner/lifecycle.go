@@ -161,12 +161,52 @@ func (r *run) settle(ctx context.Context) {
 		return
 	}
 	if !r.kind.Can(masterkind.Cursor) {
-		r.events.add("note", "settle", "", fmt.Sprintf("master %s does not say its cursor: the evidence is read without waiting for catch-up", r.kind.Name), true)
+		// No node says how far it applied; what the evidence needs is
+		// that the writer has finished: etcd's durable prefix still for
+		// a while, so an acknowledgement not durable by then is not one
+		// still on its way.
+		still, err := r.waitDurableStill(ctx, settleStill, 60*time.Second)
+		detail := fmt.Sprintf("master %s does not say its cursor: waited for etcd's durable prefix to stay at batch %d for %v", r.kind.Name, still, settleStill)
+		if err != nil {
+			detail = fmt.Sprintf("master %s does not say its cursor: the durable prefix did not stay still for %v: %v", r.kind.Name, settleStill, err)
+		}
+		r.events.add("note", "settle", "", detail, err == nil)
 		return
 	}
 	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {
 		r.events.add("note", "settle", "", err.Error(), false)
 	}
+}
+
+// settleStill is how long the durable prefix must not move before the
+// evidence of a master that does not say its cursor is read.
+const settleStill = 5 * time.Second
+
+// waitDurableStill waits, up to bound, until etcd's durable prefix has not
+// moved for still, and returns the batch it stayed at.
+func (r *run) waitDurableStill(ctx context.Context, still, bound time.Duration) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	last, err := r.durableBatch(ctx)
+	if err != nil {
+		return 0, err
+	}
+	since := time.Now()
+	for time.Since(since) < still {
+		select {
+		case <-ctx.Done():
+			return last, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		b, err := r.durableBatch(ctx)
+		if err != nil {
+			return last, err
+		}
+		if b != last {
+			last, since = b, time.Now()
+		}
+	}
+	return last, nil
 }
 
 // allFailedClosed reports that no master can serve: every running master
