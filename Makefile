@@ -146,16 +146,22 @@ fuzz:
 	test $$n -gt 0 || { echo "fuzz: no target found"; exit 1; }; echo "fuzz: $$n targets, $(FUZZTIME) each, no crash"
 
 ## bench: benchmarks against their baselines on real etcd and versitygw, each
-## group in its own process; table in artifacts/bench/results.md (+ .json)
+## group in its own process; table in artifacts/bench/results.md (+ .json).
+## BENCH_MASTERS="reference mooncake" (with MOONCAKE_MASTER) runs the WritePath
+## and Failover groups against each kind, side by side in the one table
 BENCH_GROUPS ?= Capture Pipeline,Recovery SuffixReplay EtcdCost HarnessBoot WritePath Failover StandbyLag Codec
+BENCH_MASTERS ?= reference
 bench: $(CHAOS)
 	@$(CHAOS) tools
 	@mkdir -p artifacts/bench; rm -f artifacts/bench/figures.jsonl artifacts/bench/figures.series.jsonl artifacts/bench/*.svg artifacts/bench/go-bench.txt
 	@set -eo pipefail; start=$$(date +%s); \
 	for g in $(BENCH_GROUPS); do \
-	  echo "== bench $$g ($$(( $$(date +%s) - start ))s so far)"; \
-	  OPLOGHA_BENCH_OUT=$(CURDIR)/artifacts/bench/figures.jsonl $(GO) test -run '^$$' -bench "^Benchmark($${g//,/|})$$" -benchtime 1x -timeout 30m -v ./tests/bench \
+	  masters=reference; case "$$g" in WritePath|Failover) masters="$(BENCH_MASTERS)";; esac; \
+	  for m in $$masters; do \
+	  echo "== bench $$g, master $$m ($$(( $$(date +%s) - start ))s so far)"; \
+	  OPLOGHA_BENCH_MASTER=$$m OPLOGHA_BENCH_OUT=$(CURDIR)/artifacts/bench/figures.jsonl $(GO) test -run '^$$' -bench "^Benchmark($${g//,/|})$$" -benchtime 1x -timeout 30m -v ./tests/bench \
 	    | tee -a artifacts/bench/go-bench.txt | grep -v -e '^=== ' -e '^goos' -e '^goarch' -e '^pkg:' -e '^cpu:'; \
+	  done; \
 	done; \
 	$(CHAOS) bench-report --elapsed $$(( $$(date +%s) - start ))s
 

@@ -5,34 +5,32 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/oplogha/oplogha/impl/contract/keyspace"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/proc"
+	"github.com/oplogha/oplogha/harness/traffic"
 )
 
-// failoverLease is the masters' leader lease TTL in these benchmarks.
-const failoverLease = 2 * time.Second
-
-// failoverRounds is how many times each fault is measured.
-var failoverRounds = 20
+// failoverRounds is how many times each fault is measured
+// (OPLOGHA_BENCH_FAILOVER_ROUNDS, default 20).
+var failoverRounds = roundsFrom("OPLOGHA_BENCH_FAILOVER_ROUNDS", 20)
 
 // benchCluster boots the process runtime's cluster (toxiproxy on every link,
 // etcd members, masters, no snapshot store) with one memory segment mounted.
 type benchCluster struct {
-	c   *cluster.Cluster
-	env *cluster.Env
-	api *client.Client
+	c    *cluster.Cluster
+	env  *cluster.Env
+	api  traffic.Client
+	kind benchKind
 }
 
 func bootBenchCluster(ctx context.Context, b *testing.B, id string, etcd, masters int) *benchCluster {
@@ -40,12 +38,10 @@ func bootBenchCluster(ctx context.Context, b *testing.B, id string, etcd, master
 	bins, dir := clusterBinaries(ctx, b)
 	g := proc.NewGroup()
 	b.Cleanup(func() { g.Close(10 * time.Second) })
-	c, err := cluster.Up(ctx, g, bins, cluster.Shape{EtcdMembers: etcd, Masters: masters, ClusterID: id, Seed: 1,
-		MasterConfig: map[string]any{"leader_lease_seconds": int(failoverLease / time.Second), "oplog_poll_interval_ms": 10}}, filepath.Join(dir, "cluster"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	bc := &benchCluster{c: c, env: cluster.NewEnv(c, keyspace.Must(id), 1), api: client.New(5 * time.Second)}
+	k := benchMaster(b)
+	c, env, api := k.up(ctx, b, g, bins, dir, cluster.Shape{EtcdMembers: etcd, Masters: masters, ClusterID: id, Seed: 1,
+		MasterConfig: map[string]any{"leader_lease_seconds": int(k.lease / time.Second), "oplog_poll_interval_ms": 10}})
+	bc := &benchCluster{c: c, env: env, api: api, kind: k}
 	_, url, err := bc.env.PrimaryURL(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -140,7 +136,7 @@ func (l *leadership) follow(ctx context.Context) {
 			defer wg.Done()
 			for ctx.Err() == nil {
 				hctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-				h, err := l.bc.api.Health(hctx, n.DirectURL)
+				h, err := l.bc.c.Masters.NodeHealth(hctx, n)
 				cancel()
 				if err == nil && h.Serving && h.Role == "primary" {
 					l.offer(view{name: n.Name, url: n.URL, producer: h.ProducerView})
@@ -260,7 +256,7 @@ func BenchmarkFailover(b *testing.B) {
 			// fault at the same phase of the lease renewals and of etcd's
 			// expiry tick (both 500 ms grids): a random pause spreads them
 			// over a whole renewal period.
-			time.Sleep(time.Duration(phase.Int64N(int64(failoverLease))))
+			time.Sleep(time.Duration(phase.Int64N(int64(bc.kind.lease))))
 			node, strike, undo, err := fault()
 			if err != nil {
 				b.Fatalf("%s round %d: %v", kind, i, err)
@@ -291,15 +287,15 @@ func BenchmarkFailover(b *testing.B) {
 		slices.SortFunc(rounds, func(a, b round) int { return int(a.took - b.took) })
 		took := func(q int) time.Duration { return rounds[min(len(rounds)-1, len(rounds)*q/100)].took }
 		p50, p99 := took(50), took(99)
-		record(b, benchreport.Figure{Group: "failover", Name: "failover, " + kind + ": to the first acknowledged write, p99",
+		record(b, benchreport.Figure{Group: "failover", Name: bc.kind.name("failover, " + kind + ": to the first acknowledged write, p99"),
 			Value: p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
 			Note: fmt.Sprintf("%d faults: p50 %v, p99 %v, max %v; each after a seeded random pause; 4 clients writing to the primary their 20 ms /healthz polls name",
 				len(rounds), p50.Round(time.Millisecond), p99.Round(time.Millisecond), rounds[len(rounds)-1].took.Round(time.Millisecond))}.
-			WithBaseline("leader lease TTL", failoverLease.Seconds()*1000).
+			WithBaseline("leader lease TTL", bc.kind.lease.Seconds()*1000).
 			WithTarget(target, p99 <= limit))
-		plotFailover(b, acks, slug, kind, rounds[len(rounds)/2].at, rounds[len(rounds)/2].took, rounds[len(rounds)/2].node)
+		plotFailover(b, bc.kind, acks, slug, kind, rounds[len(rounds)/2].at, rounds[len(rounds)/2].took, rounds[len(rounds)/2].node)
 	}
-	leaseTarget, leaseLimit := "≤ TTL + 600 ms", failoverLease+600*time.Millisecond
+	leaseTarget, leaseLimit := "≤ TTL + 600 ms", bc.kind.lease+600*time.Millisecond
 	primary := func() (string, error) {
 		n, err := bc.c.Masters.WaitPrimary(ctx, 30*time.Second)
 		if err != nil {
@@ -340,11 +336,11 @@ func BenchmarkFailover(b *testing.B) {
 // followed it (d later), by when it was sent, coloured by the master that
 // acknowledged it, with the fault, the lease TTL and the first
 // acknowledgement marked.
-func plotFailover(b *testing.B, acks *ackLog, slug, kind string, t time.Time, d time.Duration, node string) {
+func plotFailover(b *testing.B, k benchKind, acks *ackLog, slug, kind string, t time.Time, d time.Duration, node string) {
 	b.Helper()
-	s := benchreport.Series{Group: "failover", Name: slug, XLabel: "seconds since the fault (when the write was sent)", YLabel: "ack latency (ms)",
-		Title: fmt.Sprintf("Ack latency across a failover: %s (%s), the median of %d rounds", kind, node, failoverRounds),
-		Marks: []benchreport.Mark{{X: 0, Label: "fault"}, {X: failoverLease.Seconds(), Label: "lease TTL"},
+	s := benchreport.Series{Group: "failover", Name: k.slug(slug), XLabel: "seconds since the fault (when the write was sent)", YLabel: "ack latency (ms)",
+		Title: k.name(fmt.Sprintf("Ack latency across a failover: %s (%s), the median of %d rounds", kind, node, failoverRounds)),
+		Marks: []benchreport.Mark{{X: 0, Label: "fault"}, {X: k.lease.Seconds(), Label: "lease TTL"},
 			{X: d.Seconds(), Label: fmt.Sprintf("first ack %v", d.Round(time.Millisecond))}}}
 	for _, a := range acks.between(t.Add(-1500*time.Millisecond), t.Add(d+1500*time.Millisecond)) {
 		s.Points = append(s.Points, benchreport.Point{X: a.sent.Sub(t).Seconds(), Y: float64(a.at.Sub(a.sent).Microseconds()) / 1000, Class: a.node})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -50,17 +49,13 @@ func BenchmarkWritePath(b *testing.B) {
 	g := proc.NewGroup()
 	defer g.Close(10 * time.Second)
 	const clusterID = "write"
-	c, err := cluster.Up(ctx, g, bins, cluster.Shape{EtcdMembers: 3, Masters: 2, ClusterID: clusterID, Seed: 1}, filepath.Join(dir, "cluster"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := benchMaster(b)
+	c, env, api := k.up(ctx, b, g, bins, dir, cluster.Shape{EtcdMembers: 3, Masters: 2, ClusterID: clusterID, Seed: 1})
 	ks := keyspace.Must(clusterID)
-	env := cluster.NewEnv(c, ks, 1)
 	_, url, err := env.PrimaryURL(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	api := client.New(30 * time.Second)
 	seg := client.Segment{Endpoint: "10.0.0.1:7000", Name: "segment-a", Capacity: 1 << 40, Kind: "memory"}
 	if res := api.Mount(ctx, url, seg); res.Outcome != history.OK {
 		b.Fatalf("mount: %s %s", res.Code, res.Error)
@@ -121,14 +116,14 @@ func BenchmarkWritePath(b *testing.B) {
 		}
 		perBatch := float64(entries) / float64(len(records))
 		rawEntries := raw.rate * perBatch
-		name := fmt.Sprintf("write path, %d clients: acknowledged mutations/s", lv.clients)
+		name := k.name(fmt.Sprintf("write path, %d clients: acknowledged mutations/s", lv.clients))
 		tput := benchreport.Figure{Group: "write", Name: name, Value: master.rate, Unit: "ops/s",
 			Note: fmt.Sprintf("%d puts of 4 KiB objects in %v; %d batches, %.1f entries per batch; "+
 				"baseline: the same %d records as plain etcd txns by %d writers (%.0f txn/s × %.1f entries); "+
 				"the same records one after another by one writer (the protocol's one append in flight): %.0f entries/s",
 				master.n, master.elapsed.Round(time.Millisecond), len(records), perBatch, len(records), lv.clients, raw.rate, perBatch, serial.rate*perBatch)}.
 			WithBaseline("raw etcd txns of the same records", rawEntries)
-		lat := benchreport.Figure{Group: "write", Name: fmt.Sprintf("write path, %d clients: ack latency p99", lv.clients),
+		lat := benchreport.Figure{Group: "write", Name: k.name(fmt.Sprintf("write path, %d clients: ack latency p99", lv.clients)),
 			Value: master.p99.Seconds() * 1000, Unit: "ms", LowerIsBetter: true,
 			Note: fmt.Sprintf("p50 %v, p99 %v; raw txn p50 %v, p99 %v", master.p50.Round(time.Microsecond),
 				master.p99.Round(time.Microsecond), raw.p50.Round(time.Microsecond), raw.p99.Round(time.Microsecond))}.
