@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/oplogha/oplogha/harness/benchreport"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/cluster"
@@ -320,14 +319,14 @@ func BenchmarkFailover(b *testing.B) {
 	measure("SIGTERM of the primary (clean stop)", "failover-sigterm-primary", func() (string, func() error, func() error, error) {
 		n, err := primary()
 		return n, func() error {
-			go func() { _ = bc.env.Stop(n, 10*time.Second) }() // the clock runs from the signal, not from the exit
-			return nil
-		}, func() error {
-			for end := time.Now().Add(15 * time.Second); bc.env.Running(n) && time.Now().Before(end); {
-				time.Sleep(10 * time.Millisecond)
-			}
-			return bc.env.Start(ctx, n)
-		}, err
+				go func() { _ = bc.env.Stop(n, 10*time.Second) }() // the clock runs from the signal, not from the exit
+				return nil
+			}, func() error {
+				for end := time.Now().Add(15 * time.Second); bc.env.Running(n) && time.Now().Before(end); {
+					time.Sleep(10 * time.Millisecond)
+				}
+				return bc.env.Start(ctx, n)
+			}, err
 	}, true, "≤ 300 ms", 300*time.Millisecond)
 }
 
