@@ -52,7 +52,8 @@ type Event struct {
 	Corrupted []string `json:"corrupted,omitempty"`
 	// Ended are the masters whose process this event ended (a kill, stop,
 	// restart or crash), EtcdRevision etcd's revision once they had: what
-	// such a node does after it is a later incarnation's.
+	// such a node does after it is a later incarnation's. On a heal,
+	// EtcdRevision is etcd's revision as the heal began.
 	Ended        []string `json:"ended,omitempty"`
 	EtcdRevision int64    `json:"etcd_rev,omitempty"`
 	// Anchor is the logical event a fault landed on (fault events only).

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
@@ -34,7 +35,8 @@ var Windows = []Window{
 	{ID: "stale-publisher", Doc: "a standby whose applied cursor is below the current latest pointer's batch holds the maintenance lease " +
 		"and reaches its publication or its no-advance decision"},
 	{ID: "long-replay", Doc: "a bootstrap, a rebootstrap and a promotion's catch-up each read the OpLog across at least 3 of the reader's pages"},
-	{ID: "zombie-primary", Doc: "a primary paused past its lease resumes and reaches its append before its successor's first append"},
+	{ID: "zombie-primary", Doc: "a primary paused past its lease resumes and reaches its append before its successor's first append",
+		Count: countZombiePrimary},
 	{ID: "damaged-view", Doc: "masters start with the durable prefix present and the producer view absent, malformed, or ahead of every " +
 		"view a batch was appended under", Count: countDamagedView},
 	{ID: "commit-ends-badly", Doc: "the group committer crashes or loses etcd after an append is durable, before its waiters are answered: " +
@@ -251,4 +253,70 @@ func countCommitEndsBadly(in *Input) map[string]int {
 		return map[string]int{}
 	}
 	return map[string]int{"unknown outcome, durable": n}
+}
+
+// countZombiePrimary counts window 3: a primary the harness paused is
+// resumed after a successor claimed a higher producer view and before that
+// successor's first append (no batch put between the claim and the
+// resume), so the producer-view compare is all that stands between the
+// resumed node's appends and the OpLog. What it reached is counted from the
+// client history: each mutation the resumed node answered after its
+// resume, by outcome and code (how its append was refused, or not). A
+// resume into the window with no mutation answered after it did not reach
+// the append and counts nothing.
+func countZombiePrimary(in *Input) map[string]int {
+	out := map[string]int{}
+	ks, err := keyspace.New(in.ClusterID)
+	if err != nil {
+		return out
+	}
+	pausedAt := map[string]int64{} // node → etcd revision of its pause while primary
+	for _, e := range in.Events {
+		node := strings.Trim(e.Target, "[]")
+		switch {
+		case e.Kind == "fault" && e.Name == "pause" && e.Anchor != nil && e.Anchor.Roles[node] == "primary":
+			pausedAt[node] = e.Anchor.EtcdRev
+		case e.Kind == "heal" && e.Name == "pause" && e.EtcdRevision > 0:
+			from, ok := pausedAt[node]
+			if !ok {
+				continue
+			}
+			delete(pausedAt, node)
+			if !successorHeldBeforeAppend(in, ks, from, e.EtcdRevision) {
+				continue
+			}
+			for _, op := range in.Ops {
+				if _, mutation := ackedOp(&op); mutation && op.Node == node && op.Complete >= e.At {
+					what := op.Outcome
+					if op.Code != "" {
+						what += " " + op.Code
+					}
+					out["answered after its resume: "+what]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// successorHeldBeforeAppend: between revisions from and to, a primary
+// claimed the producer view (a put the harness did not write), and no
+// batch was put after the last such claim up to to.
+func successorHeldBeforeAppend(in *Input, ks keyspace.Keyspace, from, to int64) bool {
+	injected := injectedRevisions(in.Events)
+	var claim int64
+	for _, e := range in.Etcd {
+		if e.Revision > from && e.Revision <= to && e.Type == "put" && e.Key == ks.ProducerView() && !injected[e.Revision] {
+			claim = e.Revision
+		}
+	}
+	if claim == 0 {
+		return false
+	}
+	for _, e := range in.Etcd {
+		if _, ok := ks.ParseBatch(e.Key); ok && e.Type == "put" && e.Revision > claim && e.Revision <= to {
+			return false
+		}
+	}
+	return true
 }

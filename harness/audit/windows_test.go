@@ -97,3 +97,46 @@ func TestWindowDamagedView(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowZombiePrimary: a paused primary resumed after its successor
+// claimed a higher view and before that successor appended counts each
+// mutation it answered after the resume; a resume after the successor's
+// first append, or with no successor claim, or with nothing answered
+// after it, is not the window, and minimum-work fails a run that names it.
+func TestWindowZombiePrimary(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		between func(r *revs) // what etcd sees while the primary is paused
+		answers []history.Op  // what the resumed node answered after its resume
+		reached map[string]int
+	}{
+		{"successor held before its first append", func(r *revs) { r.claim(2) },
+			[]history.Op{{Kind: history.Put, Node: "master-0", Outcome: history.Failed, Code: "fenced", Complete: 50},
+				{Kind: history.Remove, Node: "master-0", Outcome: history.Unknown, Code: "transport", Complete: 60},
+				{Kind: history.Get, Node: "master-0", Outcome: history.OK, Complete: 61}},
+			map[string]int{"answered after its resume: failed fenced": 1, "answered after its resume: unknown transport": 1}},
+		{"successor already appended", func(r *revs) { r.claim(2); r.appendBatch() },
+			[]history.Op{{Kind: history.Put, Node: "master-0", Outcome: history.Failed, Code: "fenced", Complete: 50}}, map[string]int{}},
+		{"no successor", func(r *revs) {},
+			[]history.Op{{Kind: history.Put, Node: "master-0", Outcome: history.OK, Complete: 50}}, map[string]int{}},
+		{"nothing answered after the resume", func(r *revs) { r.claim(2) },
+			[]history.Op{{Kind: history.Put, Node: "master-0", Outcome: history.OK, Complete: 5}}, map[string]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRevs()
+			r.claim(1)
+			r.appendBatch()
+			paused := r.rev
+			c.between(r)
+			in := windowRun(r, "zombie-primary")
+			in.Events = append(in.Events,
+				Event{At: 1, Kind: "fault", Name: "pause", Target: "[master-0]", OK: true,
+					Anchor: &Anchor{EtcdRev: paused, Roles: map[string]string{"master-0": "primary", "master-1": "standby"}}},
+				Event{At: 40, Kind: "heal", Name: "pause", Target: "[master-0]", OK: true, EtcdRevision: r.rev})
+			in.Ops = append(in.Ops, c.answers...)
+			require.Equal(t, c.reached, countZombiePrimary(in))
+			res := MinimumWork(in)
+			require.Equal(t, len(c.reached) > 0, res.Pass, evidence0(res))
+		})
+	}
+}

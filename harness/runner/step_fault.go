@@ -143,12 +143,15 @@ func (r *run) healFault(ctx context.Context, name string, settle bool) error {
 	if !ok {
 		return fmt.Errorf("no active fault %q", name)
 	}
+	// etcd's revision as the heal begins: what a resumed or restarted
+	// node finds (the zombie window is judged against it).
+	before, _ := r.env.EtcdRevision(ctx)
 	err := in.Heal(ctx)
 	var revs []int64
 	if err == nil {
 		revs = in.HealRevisions
 	}
-	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle)
+	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle, before)
 	delete(r.injected, name)
 	r.healed[name] = in
 	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })

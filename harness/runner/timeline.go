@@ -39,10 +39,11 @@ func (t *timeline) push(e audit.Event) {
 	}
 }
 
-// addHeal records a heal with the revisions it wrote; settle marks one the
-// runner made after the steps.
-func (t *timeline) addHeal(name, target, detail string, ok bool, revs []int64, settle bool) {
-	t.push(audit.Event{Kind: "heal", Name: name, Target: target, Detail: detail, OK: ok, Revisions: revs, Settle: settle})
+// addHeal records a heal with the revisions it wrote and etcd's revision
+// as it began (before); settle marks one the runner made after the steps.
+func (t *timeline) addHeal(name, target, detail string, ok bool, revs []int64, settle bool, before int64) {
+	t.push(audit.Event{Kind: "heal", Name: name, Target: target, Detail: detail, OK: ok, Revisions: revs, Settle: settle,
+		EtcdRevision: before})
 }
 
 // addFault records a fault that took effect, with what it wrote into etcd
