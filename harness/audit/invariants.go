@@ -73,6 +73,11 @@ var Invariants = []Invariant{
 		"it was appended under, as the election's leader) and still led the election at the publication",
 		"Capture Protocol: only a standby captures; Promotion During Snapshot Work", "keyspace-order",
 		"pointer publications tied to a publisher and a primary; those that cannot be tied, by reason"},
+	{"ack-from-view-holder", "every acknowledgement that names its batch came from the node that held the producer view the batch " +
+		"was appended under (the election's leader when that view was claimed): a deposed primary never appends and acknowledges " +
+		"under its successor's view",
+		"Complete OpLog Fallback: producer view/fencing data is valid (the view fences every append)", "keyspace-order",
+		"acknowledgements tied to their batch's view holder; those that cannot be tied, by reason"},
 	{"legacy-import-once", "a legacy import is recorded at most once, into a fresh namespace, in one revision that moves " +
 		"the prefix to its cursor, writes its terminal batch 1 (and no other), and publishes the floor and latest",
 		"Legacy Snapshot Removal: explicit import", "keyspace-order", "imports"},
@@ -127,6 +132,7 @@ var Invariants = []Invariant{
 // feeds that audit a violation; keyspace-order's are the cases of
 // TestKeyspaceOrderFailsEveryViolation named after the invariant.
 var failingTests = map[string]string{
+	"ack-from-view-holder":    "TestAckFromViewHolder",
 	"ack-durable":             "TestDurableAcknowledgementFailsALostAcknowledgement",
 	"ack-order":               "TestDurableAcknowledgementFailsOutOfOrder",
 	"refusal-not-durable":     "TestDurableAcknowledgementFailsADurableRefusal",

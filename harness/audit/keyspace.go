@@ -37,6 +37,7 @@ func KeyspaceOrder(in *Input) Result {
 		i = j
 	}
 	r.countFencedOrphans(in.Objects)
+	r.judgeAckHolders(in.Ops)
 	if len(events) == 0 {
 		r.ev.add("no etcd history in the bundle")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
+	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 )
 
@@ -162,4 +163,46 @@ func (r *replay) judgeCapture(rev int64, p *batchsnap.Pointer) {
 	r.add("standby-captured", rev, "pointer to %s (lease %x, node %s) captured batch %d, which %s appended as the primary "+
 		"(it claimed view %d with its candidacy %s since rev %d), and %s still led the election when the pointer was written", p.SnapshotID,
 		id.Lease, publisher, p.LastIncludedBatchID, primary, view, lead.key, lead.createRev, primary)
+}
+
+// judgeAckHolders: every acknowledgement that names its batch came from
+// the node that held the producer view the batch was appended under (the
+// election's leader when that view was claimed). A deposed primary that
+// appends after its successor's claim — which only the view compare
+// refuses while the successor has not appended yet — acknowledges from a
+// batch of its successor's view. What cannot be tied (no batch id in the
+// answer, a batch not in the history, a view claimed with no candidate,
+// no advertise_url → node id) is counted by reason, never guessed.
+func (r *replay) judgeAckHolders(ops []history.Op) {
+	t := r.capture
+	for i := range ops {
+		op := &ops[i]
+		if _, mutation := ackedOp(op); !mutation || op.Outcome != history.OK || op.Node == "" {
+			continue
+		}
+		if op.BatchID == 0 {
+			r.n["ack-from-view-holder: acknowledgements that name no batch"]++
+			continue
+		}
+		view, ok := r.batchView[op.BatchID]
+		if !ok {
+			r.n["ack-from-view-holder: acknowledgements whose batch is not in the history"]++
+			continue
+		}
+		lead := t.claimer[view]
+		if lead == nil {
+			r.n["ack-from-view-holder: acknowledgements whose batch's view was claimed with no candidate in the election"]++
+			continue
+		}
+		holder, ok := t.advertised[lead.url]
+		if !ok {
+			r.n["ack-from-view-holder: acknowledgements whose view holder cannot be tied to a node (no advertise_url → node_id)"]++
+			continue
+		}
+		r.n["ack-from-view-holder"]++
+		if holder != op.Node {
+			r.ev.add("[ack-from-view-holder] %s %s/%s acknowledged at %s by %s from batch %d, appended under producer view %d, which %s claimed",
+				op.Kind, op.Tenant, op.Key, seconds(op.Complete), op.Node, op.BatchID, view, holder)
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/harness/history"
 )
 
 // standby-captured judges only what it can tie to nodes, and counts the
@@ -68,4 +70,41 @@ func TestParseToken(t *testing.T) {
 	require.Equal(t, "a/b", node)
 	_, _, ok = parseToken("no-token")
 	require.False(t, ok)
+}
+
+// ack-from-view-holder: an acknowledgement from a batch appended under a
+// view another node claimed fails; one from its own view passes; what
+// cannot be tied is counted, never guessed.
+func TestAckFromViewHolder(t *testing.T) {
+	build := func(ackBy string, batch uint64, advertised map[string]string) *Input {
+		r := newRevs()
+		r.candidate(0x100, "http://a")
+		r.claim(1)      // a claims view 1
+		r.appendBatch() // 1, a's
+		r.resign(0x100)
+		r.candidate(0x200, "http://b")
+		r.claim(2)      // b claims view 2
+		r.appendBatch() // 2: under b's view (a zombie's append the view compare should have refused)
+		r.advertised = advertised
+		in := r.input()
+		in.Ops = []history.Op{{Kind: history.Put, Tenant: "t", Key: "k", Outcome: history.OK, Node: ackBy, BatchID: batch, Complete: 9}}
+		return in
+	}
+	nodes := map[string]string{"http://a": "master-0", "http://b": "master-1"}
+	res := KeyspaceOrder(build("master-0", 2, nodes))
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "[ack-from-view-holder] put t/k acknowledged at 0.000s by master-0 from batch 2, "+
+		"appended under producer view 2, which master-1 claimed")
+
+	res = KeyspaceOrder(build("master-1", 2, nodes))
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 1, res.Exercised["ack-from-view-holder"])
+	res = KeyspaceOrder(build("master-0", 1, nodes))
+	require.True(t, res.Pass, evidence0(res))
+
+	res = KeyspaceOrder(build("master-0", 2, nil))
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 1, res.Exercised["ack-from-view-holder: acknowledgements whose view holder cannot be tied to a node (no advertise_url → node_id)"])
+	res = KeyspaceOrder(build("master-0", 0, nodes))
+	require.Equal(t, 1, res.Exercised["ack-from-view-holder: acknowledgements that name no batch"])
 }
