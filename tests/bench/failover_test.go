@@ -311,7 +311,7 @@ func BenchmarkFailover(b *testing.B) {
 		return n, func() error { return bc.env.Pause(n) }, func() error { return bc.env.Resume(n) }, err
 	}, true, leaseTarget, leaseLimit)
 	measure("SIGKILL of the etcd leader", "failover-sigkill-etcd-leader", func() (string, func() error, func() error, error) {
-		n, err := bc.env.EtcdLeader(ctx)
+		n, err := etcdLeader(ctx, bc.env)
 		return n, func() error { return bc.env.Kill(n) }, func() error { return bc.env.Start(ctx, n) }, err
 	}, false, leaseTarget, leaseLimit)
 	// A clean stop: SIGTERM, with the grace a supervisor gives; the stop
@@ -328,6 +328,25 @@ func BenchmarkFailover(b *testing.B) {
 				return bc.env.Start(ctx, n)
 			}, err
 	}, true, "≤ 300 ms", 300*time.Millisecond)
+}
+
+// etcdLeader waits, up to 30 s, for etcd to have a leader: the member
+// the previous round killed may still be rejoining, and an election may
+// be under way.
+func etcdLeader(ctx context.Context, env *cluster.Env) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		n, err := env.EtcdLeader(ctx)
+		if err == nil {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // plotFailover records the latency of every write acknowledged from 1.5 s
