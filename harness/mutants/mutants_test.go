@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // Every patch of the corpus parses, names a scenario that exists in the
-// pr tier, and applies to today's tree.
+// pr tier (TestEveryMutantApplies: and applies to today's tree).
 func TestCorpusParsesAndNamesRealScenarios(t *testing.T) {
 	corpus, err := Load("../../tests/mutants")
 	require.NoError(t, err)
@@ -98,4 +99,20 @@ func TestTableWithReplayColumn(t *testing.T) {
 	require.Equal(t, "1 of 2 failures reproduced by replay (50 %)", ReplaySummary(os))
 	require.NotContains(t, Table(os[2:]), "replay", "no replay column without --replay")
 	require.Equal(t, "", ReplaySummary(os[2:]))
+}
+
+// Every mutant still applies to the tree: a patch whose context moved
+// (the code it breaks was rewritten) would fail to build its mutant and
+// count as a harness error in make mutants, a day later than here.
+func TestEveryMutantApplies(t *testing.T) {
+	corpus, err := Load("../../tests/mutants")
+	require.NoError(t, err)
+	for _, m := range corpus {
+		path, err := filepath.Abs(m.Path)
+		require.NoError(t, err)
+		cmd := exec.Command("git", "apply", "--check", path)
+		cmd.Dir = "../.."
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s no longer applies (regenerate it from a committed tree): %s", m.Name, out)
+	}
 }
