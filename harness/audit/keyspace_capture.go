@@ -127,18 +127,15 @@ func (r *replay) judgeCapture(rev int64, p *batchsnap.Pointer) {
 		r.n["standby-captured: pointer writes whose owner token names no node"]++
 		return
 	}
-	view, ok := r.batchView[p.LastIncludedBatchID]
-	if !ok {
+	primary, view, lead, why := r.batchHolder(p.LastIncludedBatchID)
+	switch why {
+	case holderNoBatch:
 		r.n["standby-captured: pointer writes whose batch is not in the history"]++
 		return
-	}
-	lead := t.claimer[view]
-	if lead == nil {
+	case holderNoCandidate:
 		r.n["standby-captured: pointer writes whose batch's view was claimed with no candidate in the election"]++
 		return
-	}
-	primary, ok := t.advertised[lead.url]
-	if !ok {
+	case holderNoNode:
 		r.n["standby-captured: pointer writes whose primary cannot be tied to a node (no advertise_url → node_id)"]++
 		return
 	}
@@ -165,6 +162,33 @@ func (r *replay) judgeCapture(rev int64, p *batchsnap.Pointer) {
 		id.Lease, publisher, p.LastIncludedBatchID, primary, view, lead.key, lead.createRev, primary)
 }
 
+// Why a batch's holder cannot be named (batchHolder).
+const (
+	holderNoBatch     = "batch not in the history"
+	holderNoCandidate = "view claimed with no candidate"
+	holderNoNode      = "no advertise_url → node_id"
+)
+
+// batchHolder names the node that appended batch as the primary: the one
+// that claimed the producer view the batch was appended under, as the
+// election's leader then (lead, its candidacy). why is non-empty when it
+// cannot be named.
+func (r *replay) batchHolder(batch uint64) (node string, view uint64, lead *candidate, why string) {
+	view, ok := r.batchView[batch]
+	if !ok {
+		return "", 0, nil, holderNoBatch
+	}
+	lead = r.capture.claimer[view]
+	if lead == nil {
+		return "", view, nil, holderNoCandidate
+	}
+	node, ok = r.capture.advertised[lead.url]
+	if !ok {
+		return "", view, lead, holderNoNode
+	}
+	return node, view, lead, ""
+}
+
 // judgeAckHolders: every acknowledgement that names its batch came from
 // the node that held the producer view the batch was appended under (the
 // election's leader when that view was claimed). A deposed primary that
@@ -174,7 +198,6 @@ func (r *replay) judgeCapture(rev int64, p *batchsnap.Pointer) {
 // answer, a batch not in the history, a view claimed with no candidate,
 // no advertise_url → node id) is counted by reason, never guessed.
 func (r *replay) judgeAckHolders(ops []history.Op) {
-	t := r.capture
 	for i := range ops {
 		op := &ops[i]
 		if _, mutation := ackedOp(op); !mutation || op.Outcome != history.OK || op.Node == "" {
@@ -184,18 +207,15 @@ func (r *replay) judgeAckHolders(ops []history.Op) {
 			r.n["ack-from-view-holder: acknowledgements that name no batch"]++
 			continue
 		}
-		view, ok := r.batchView[op.BatchID]
-		if !ok {
+		holder, view, _, why := r.batchHolder(op.BatchID)
+		switch why {
+		case holderNoBatch:
 			r.n["ack-from-view-holder: acknowledgements whose batch is not in the history"]++
 			continue
-		}
-		lead := t.claimer[view]
-		if lead == nil {
+		case holderNoCandidate:
 			r.n["ack-from-view-holder: acknowledgements whose batch's view was claimed with no candidate in the election"]++
 			continue
-		}
-		holder, ok := t.advertised[lead.url]
-		if !ok {
+		case holderNoNode:
 			r.n["ack-from-view-holder: acknowledgements whose view holder cannot be tied to a node (no advertise_url → node_id)"]++
 			continue
 		}
