@@ -36,7 +36,7 @@ func init() {
 			}
 			return nil
 		},
-		inject: injectBlackhole,
+		inject: injectLinks,
 		draw: func(r *rand.Rand, sh Shape) Spec {
 			if sh.Snapshots && r.IntN(2) == 0 {
 				return Spec{Kind: "blackhole", Link: "master-*.s3"}
@@ -132,78 +132,84 @@ func injectDisconnect(ctx context.Context, env Env, s Spec, in *Injected) error 
 	return nil
 }
 
-// injectLinks adds the toxic to, or cuts, every link the spec resolves to;
-// a failure part-way heals the links already done.
+// injectLinks adds its toxics to (blackhole: both ways; toxic: the one
+// named), or cuts (link-down), every link the spec resolves to; a failure
+// part-way heals the links already done.
 func injectLinks(ctx context.Context, env Env, s Spec, in *Injected) error {
 	links, err := ResolveLinks(ctx, env, s)
 	if err != nil {
 		return err
 	}
 	in.Targets = links
+	base := s.Toxic
+	if s.Kind == "blackhole" {
+		base = "blackhole"
+	}
+	toxics := linkToxics(s, fmt.Sprintf("%s-%d", base, env.Rand().Uint32()))
 	var done []Link
-	name := fmt.Sprintf("%s-%d", s.Toxic, env.Rand().Uint32())
 	for _, ln := range links {
 		l, err := env.Link(ln)
 		if err != nil {
-			return errors.Join(err, healLinks(s, done, name))
+			return errors.Join(err, healLinks(s, done, toxics))
 		}
 		if s.Kind == "link-down" {
 			err = l.Down()
 		} else {
-			err = l.AddToxic(name, s.Toxic, stream(s), toxicity(s), s.Attrs)
+			err = addToxics(l, toxics)
 		}
 		if err != nil {
-			return errors.Join(err, healLinks(s, done, name))
+			return errors.Join(err, healLinks(s, done, toxics))
 		}
 		done = append(done, l)
 	}
-	in.heal = func(context.Context) error { return healLinks(s, done, name) }
+	in.heal = func(context.Context) error { return healLinks(s, done, toxics) }
 	return nil
 }
 
-// injectBlackhole holds every byte on the links in both directions: a
-// timeout toxic of 0 never closes a connection and passes nothing until
-// it is removed.
-func injectBlackhole(ctx context.Context, env Env, s Spec, in *Injected) error {
-	links, err := ResolveLinks(ctx, env, s)
-	if err != nil {
-		return err
+// linkToxic is one toxic a network fault adds to each of its links.
+type linkToxic struct {
+	name, kind, stream string
+	toxicity           float32
+	attrs              map[string]any
+}
+
+// linkToxics are the toxics s adds to each link, named from name (none
+// for link-down, which cuts the link instead).
+func linkToxics(s Spec, name string) []linkToxic {
+	switch s.Kind {
+	case "link-down":
+		return nil
+	case "blackhole":
+		// A timeout toxic of 0 never closes a connection and passes
+		// nothing until it is removed.
+		hold := map[string]any{"timeout": 0}
+		return []linkToxic{{name + "-up", "timeout", "upstream", 1, hold}, {name + "-down", "timeout", "downstream", 1, hold}}
 	}
-	in.Targets = links
-	name := fmt.Sprintf("blackhole-%d", env.Rand().Uint32())
-	var done []Link
-	heal := func() error {
-		var errs []error
-		for _, l := range done {
-			errs = append(errs, l.RemoveToxic(name+"-up"), l.RemoveToxic(name+"-down"))
+	return []linkToxic{{name, s.Toxic, stream(s), toxicity(s), s.Attrs}}
+}
+
+// addToxics adds every toxic to l; a failure removes those it added.
+func addToxics(l Link, toxics []linkToxic) error {
+	for i, t := range toxics {
+		if err := l.AddToxic(t.name, t.kind, t.stream, t.toxicity, t.attrs); err != nil {
+			for _, added := range toxics[:i] {
+				_ = l.RemoveToxic(added.name)
+			}
+			return err
 		}
-		return errors.Join(errs...)
 	}
-	for _, ln := range links {
-		l, err := env.Link(ln)
-		if err != nil {
-			return errors.Join(err, heal())
-		}
-		if err := l.AddToxic(name+"-up", "timeout", "upstream", 1, map[string]any{"timeout": 0}); err != nil {
-			return errors.Join(err, heal())
-		}
-		if err := l.AddToxic(name+"-down", "timeout", "downstream", 1, map[string]any{"timeout": 0}); err != nil {
-			_ = l.RemoveToxic(name + "-up")
-			return errors.Join(err, heal())
-		}
-		done = append(done, l)
-	}
-	in.heal = func(context.Context) error { return heal() }
 	return nil
 }
 
-func healLinks(s Spec, links []Link, toxicName string) error {
+func healLinks(s Spec, links []Link, toxics []linkToxic) error {
 	var errs []error
 	for _, l := range links {
 		if s.Kind == "link-down" {
 			errs = append(errs, l.Up())
-		} else {
-			errs = append(errs, l.RemoveToxic(toxicName))
+			continue
+		}
+		for _, t := range toxics {
+			errs = append(errs, l.RemoveToxic(t.name))
 		}
 	}
 	return errors.Join(errs...)
