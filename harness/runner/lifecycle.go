@@ -187,7 +187,12 @@ const settleStill = 5 * time.Second
 func (r *run) waitDurableStill(ctx context.Context, still, bound time.Duration) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	last, err := r.durableBatch(ctx)
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	last, err := durableBatchOf(ctx, cli, ks)
 	if err != nil {
 		return 0, err
 	}
@@ -198,7 +203,7 @@ func (r *run) waitDurableStill(ctx context.Context, still, bound time.Duration) 
 			return last, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
-		b, err := r.durableBatch(ctx)
+		b, err := durableBatchOf(ctx, cli, ks)
 		if err != nil {
 			return last, err
 		}
