@@ -17,9 +17,7 @@ func printCapabilities(scs []*scenario.Scenario) {
 		fmt.Printf("%s: %s\n", k.Name, k.Doc)
 		var has []string
 		for _, c := range k.Has {
-			if !strings.HasPrefix(string(c), "failpoint:") {
-				has = append(has, string(c))
-			}
+			has = append(has, string(c))
 		}
 		if k.AnyFailpoint {
 			has = append(has, "failpoint:* (every failpoint name)")

@@ -9,6 +9,7 @@ package masterkind
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -61,6 +62,18 @@ const (
 	DurableAck Capability = "durable-ack"
 )
 
+// Known says whether c names a capability (what a scenario's requires:
+// may list): one of the constants above, or a failpoint by name.
+func Known(c Capability) bool {
+	switch c {
+	case Snapshots, State, Cursor, ProjectConfig, ProjectMetrics, BootstrapReport, LegacyImport, Security, Containers,
+		BuildTags, ViewFencing, DurableAck, Tenants:
+		return true
+	}
+	name, ok := strings.CutPrefix(string(c), "failpoint:")
+	return ok && name != ""
+}
+
 // FailpointCap is the capability of the failpoint called name (the
 // scenario's name for it).
 func FailpointCap(name string) Capability { return Capability("failpoint:" + name) }
@@ -95,10 +108,10 @@ func TermForm(term string) string {
 type Kind struct {
 	Name string
 	Doc  string
-	// Has lists every capability the kind has.
+	// Has lists every capability the kind has but its failpoints.
 	Has []Capability
 	// Failpoints maps the scenario's failpoint names the kind has to its
-	// own names.
+	// own names: FailpointCap(name) is a capability of the kind for each.
 	Failpoints map[string]string
 	// AnyFailpoint: every failpoint name is the kind's own (the reference
 	// master, whose gofail failpoints are the names scenarios use; an
@@ -108,8 +121,9 @@ type Kind struct {
 
 // Can says whether k has c.
 func (k Kind) Can(c Capability) bool {
-	if k.AnyFailpoint && strings.HasPrefix(string(c), "failpoint:") {
-		return true
+	if name, ok := strings.CutPrefix(string(c), "failpoint:"); ok {
+		_, has := k.Failpoint(name)
+		return has
 	}
 	return slices.Contains(k.Has, c)
 }
@@ -170,14 +184,8 @@ func Reference() Kind {
 // it files every key under tenant "default". Its four test failpoints hold only: a hold term is a
 // hold, a panic term is a hold and then SIGKILL (crash at the point).
 func Mooncake() Kind {
-	k := Kind{Name: MooncakeName, Doc: "upstream's mooncake_master (C++), from MOONCAKE_MASTER or --master-binary",
-		Has:        []Capability{TermCap("hold"), TermCap("panic")},
-		Failpoints: map[string]string{}}
-	for ours, theirs := range mooncakeFailpoints {
-		k.Has = append(k.Has, FailpointCap(ours))
-		k.Failpoints[ours] = theirs
-	}
-	return k
+	return Kind{Name: MooncakeName, Doc: "upstream's mooncake_master (C++), from MOONCAKE_MASTER or --master-binary",
+		Has: []Capability{TermCap("hold"), TermCap("panic")}, Failpoints: maps.Clone(mooncakeFailpoints)}
 }
 
 // mooncakeFailpoints maps the scenario's failpoint names to upstream's

@@ -25,6 +25,15 @@ import (
 // ErrTerm: a term upstream's failpoints cannot express.
 var ErrTerm = errors.New("mooncake failpoints hold or crash once")
 
+// ownName is upstream's name for the scenario's failpoint name.
+func ownName(name string) (string, error) {
+	own, ok := masterkind.Mooncake().Failpoint(name)
+	if !ok {
+		return "", fmt.Errorf("master mooncake has no failpoint %s", name)
+	}
+	return own, nil
+}
+
 // ownTerm checks a term: hold or panic, at most once ("1*" or no count).
 func ownTerm(term string) (form string, err error) {
 	form = masterkind.TermForm(term)
@@ -53,9 +62,9 @@ func (d *Driver) Failpoint(ctx context.Context, n *masters.Node, name, term stri
 	if err != nil {
 		return err
 	}
-	own, ok := masterkind.Mooncake().Failpoint(name)
-	if !ok {
-		return fmt.Errorf("master mooncake has no failpoint %s", name)
+	own, err := ownName(name)
+	if err != nil {
+		return err
 	}
 	base := filepath.Join(st.fpDir, own)
 	if term == "" {
@@ -144,9 +153,9 @@ func (d *Driver) FailpointHits(ctx context.Context, n *masters.Node, name string
 	if err != nil {
 		return 0, err
 	}
-	own, ok := masterkind.Mooncake().Failpoint(name)
-	if !ok {
-		return 0, fmt.Errorf("failpoint %s: no such failpoint on master mooncake", name)
+	own, err := ownName(name)
+	if err != nil {
+		return 0, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -168,9 +177,9 @@ func (d *Driver) StartFailpoints(n *masters.Node, fps map[string]string) ([]stri
 		return nil, err
 	}
 	for name, term := range fps {
-		own, ok := masterkind.Mooncake().Failpoint(name)
-		if !ok {
-			return nil, fmt.Errorf("master mooncake has no failpoint %s", name)
+		own, err := ownName(name)
+		if err != nil {
+			return nil, err
 		}
 		form, err := ownTerm(term)
 		if err != nil {

@@ -3,7 +3,6 @@ package scenario
 import (
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/oplogha/oplogha/harness/masterkind"
 )
@@ -84,15 +83,4 @@ func (sc *Scenario) Requires() []masterkind.Capability {
 	}
 	sort.Slice(need, func(i, j int) bool { return need[i] < need[j] })
 	return need
-}
-
-// knownCapability says whether a `requires:` entry names a capability.
-func knownCapability(c string) bool {
-	switch masterkind.Capability(c) {
-	case masterkind.Snapshots, masterkind.State, masterkind.Cursor, masterkind.ProjectConfig, masterkind.ProjectMetrics,
-		masterkind.BootstrapReport, masterkind.LegacyImport, masterkind.Security, masterkind.Containers,
-		masterkind.BuildTags, masterkind.ViewFencing, masterkind.DurableAck, masterkind.Tenants:
-		return true
-	}
-	return strings.HasPrefix(c, "failpoint:") && len(c) > len("failpoint:")
 }

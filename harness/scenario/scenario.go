@@ -432,7 +432,7 @@ func (sc *Scenario) validate() []string {
 		bad(0, "cluster.master: %v", err)
 	}
 	for _, c := range sc.Require {
-		if !knownCapability(c) {
+		if !masterkind.Known(masterkind.Capability(c)) {
 			bad(0, "requires: %q: not a capability (chaos list --capabilities lists them)", c)
 		}
 	}
