@@ -103,13 +103,10 @@ type Generator struct {
 type key struct{ tenant, key string }
 
 // Start starts the clients.
-// With a nil cli the load speaks the reference master's HTTP JSON.
+// cli is the client of the run's master kind.
 func Start(ctx context.Context, cfg Config, target Target, cli Client, rec *history.Recorder) *Generator {
 	cfg.defaults()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
-	if cli == nil {
-		cli = client.New(15 * time.Second)
-	}
 	g := &Generator{cfg: cfg, target: target, rec: rec, cli: cli, done: make(chan struct{}), cancel: cancel}
 	g.primary.Store([2]string{})
 	var wg sync.WaitGroup
