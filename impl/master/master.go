@@ -298,12 +298,12 @@ func (m *Master) memorySegments() []state.Segment {
 	return segs
 }
 
-// objectCount is the number of objects in the state.
-func (m *Master) objectCount() int {
+// footprint is what the state's content costs (state.Footprint, kept as
+// it changes): the snapshot admission's estimate is made from it.
+func (m *Master) footprint() state.Footprint {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	n, _ := m.st.Len()
-	return n
+	return m.st.Footprint()
 }
 
 // capture is an O(1) immutable view of the state. It forks the live trees

@@ -124,6 +124,8 @@ func snapshotCode(err error) string {
 		return "lease_lost"
 	case errors.Is(err, snapshot.ErrPrefixTaken):
 		return "prefix_taken"
+	case errors.Is(err, snapshot.ErrDiskBudget):
+		return "disk_budget" // the work directory filled while the payload was written
 	case errors.As(err, &pe):
 		return "snapshot_" + pe.phase + "_failed"
 	}
@@ -204,12 +206,18 @@ func (m *Master) admit(ctx context.Context) (publish.Observed, oplog.Head, error
 		return o, head, skip("lag")
 	}
 	m.m.admittedLagMax.observe(float64(lag))
-	est := snapshot.EstimateFor(m.objectCount())
-	if err := (snapshot.Budget{MaxCaptureBytes: m.cfg.MaxSnapshotCaptureBytes, WorkDir: m.workDir()}).Check(est); err != nil {
+	est := snapshot.EstimateFor(m.footprint(), m.cfg.SnapshotChunkObjectCount)
+	if err := m.budget().Check(est); err != nil {
 		return o, head, skip(snapshot.SkipReason(err))
 	}
 	m.m.captureEstimateMax.observe(float64(est.CaptureBytes))
 	return o, head, nil
+}
+
+// budget is the admission's resource budget, which the encoder asks again
+// while it writes.
+func (m *Master) budget() snapshot.Budget {
+	return snapshot.Budget{MaxCaptureBytes: m.cfg.MaxSnapshotCaptureBytes, WorkDir: m.workDir()}
 }
 
 func (m *Master) workDir() string {
@@ -303,7 +311,7 @@ func (m *Master) publishCapture(ctx context.Context, capture *state.Capture, o p
 	phase, head0 := time.Now(), m.headTime.Load()
 	trust, _ := m.storeTrust() // known: admission required it
 	prep, w, err := snapshot.PrepareAndWrite(ctx, m.store, trust, capture, snapshot.PrepareSpec{Root: m.storePrefix(), ID: id,
-		View: int64(view), WorkDir: m.workDir(), ChunkObjects: m.cfg.SnapshotChunkObjectCount}, snapshot.WriteOptions{
+		View: int64(view), WorkDir: m.workDir(), ChunkObjects: m.cfg.SnapshotChunkObjectCount, Budget: m.budget()}, snapshot.WriteOptions{
 		AfterObject: func(string) { hit(fpSnapshotAfterObject) },
 		Cleanup: func(deleted []string, err error) {
 			if err != nil {

@@ -74,9 +74,19 @@ type hashingFile struct {
 	w   io.Writer
 	crc hash.Hash32
 	n   int64
+	// budget is asked again every diskRecheckBytes (from nextCheck on)
+	// whether the work directory still has room.
+	budget    Budget
+	nextCheck int64
 }
 
 func (h *hashingFile) Write(p []byte) (int, error) {
+	if h.n >= h.nextCheck {
+		if err := h.budget.whileWriting(h.n); err != nil {
+			return 0, err
+		}
+		h.nextCheck = h.n + diskRecheckBytes
+	}
 	n, err := h.w.Write(p)
 	h.crc.Write(p[:n])
 	h.n += int64(n)
@@ -91,6 +101,14 @@ func (h *hashingFile) Write(p []byte) (int, error) {
 // one write buffer and one byte per object of the chunk being written.
 // written, when set, is told each part as soon as it is in the file.
 func Encode(c Source, f *os.File, keys batchsnap.ArtifactKeyspace, chunkObjects int, written func(Part)) (*Layout, error) {
+	return encode(c, f, keys, chunkObjects, written, Budget{})
+}
+
+// encode is Encode asking budget, before the first write and every
+// diskRecheckBytes after, whether the work directory still has room
+// (Budget.whileWriting): a disk that fills while the payload is written
+// stops the encoder with ErrDiskBudget.
+func encode(c Source, f *os.File, keys batchsnap.ArtifactKeyspace, chunkObjects int, written func(Part), budget Budget) (*Layout, error) {
 	if chunkObjects <= 0 {
 		return nil, fmt.Errorf("%w: chunk object count %d", ErrWriterArguments, chunkObjects)
 	}
@@ -103,7 +121,7 @@ func Encode(c Source, f *os.File, keys batchsnap.ArtifactKeyspace, chunkObjects 
 	if err := f.Truncate(0); err != nil {
 		return nil, err
 	}
-	hf := &hashingFile{w: f, crc: batchsnap.NewCRC32C()}
+	hf := &hashingFile{w: f, crc: batchsnap.NewCRC32C(), budget: budget}
 	bw := bufio.NewWriterSize(hf, 1<<20)
 	part := func(name, key string, start int64, count, index uint64) (Part, error) {
 		if err := bw.Flush(); err != nil {

@@ -21,6 +21,9 @@ type PrepareSpec struct {
 	WorkDir      string
 	ChunkObjects int       // objects per chunk (DefaultChunkObjects is upstream's default); 0 or less is refused
 	CreatedAt    time.Time // default now
+	// Budget's free-space check is repeated while the payload is written
+	// (the zero Budget checks nothing).
+	Budget Budget
 	// checked, when set (PrepareAndWrite), is told each part once it has
 	// passed its decode-check, from the checking goroutine, in order.
 	checked func(f *os.File, part Part)
@@ -114,7 +117,7 @@ func Prepare(c Source, spec PrepareSpec) (p *Prepared, err error) {
 		}
 		checkEnd = time.Now()
 	}()
-	p.Layout, err = Encode(c, f, keys, spec.ChunkObjects, func(part Part) { parts <- part })
+	p.Layout, err = encode(c, f, keys, spec.ChunkObjects, func(part Part) { parts <- part }, spec.Budget)
 	close(parts)
 	p.EncodeTime = time.Since(start)
 	wg.Wait()

@@ -307,6 +307,6 @@ func TestBudgetsAreTypedSkipReasons(t *testing.T) {
 	require.Equal(t, "memory_budget", SkipReason(fmt.Errorf("x: %w", ErrCaptureTooLarge)))
 	require.Equal(t, "disk_budget", SkipReason(ErrDiskBudget))
 	require.Equal(t, "", SkipReason(errors.New("other")))
-	err := Budget{MaxCaptureBytes: 10}.Check(EstimateFor(1000))
+	err := Budget{MaxCaptureBytes: 10}.Check(EstimateFor(testState(t, 1000).Footprint(), DefaultChunkObjects))
 	require.ErrorIs(t, err, ErrCaptureTooLarge)
 }

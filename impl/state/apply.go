@@ -110,16 +110,26 @@ func prepare(e Entry, d *payloadDecoder) (change, error) {
 func (t *tables) change(c *change, hint *btree.PathHint) {
 	switch c.op {
 	case OpPutEnd:
-		t.objects.SetHint(c.obj, hint)
+		if prev, replaced := t.objects.SetHint(c.obj, hint); replaced {
+			t.fp.addObject(prev.k, prev.o, -1)
+		}
+		t.fp.addObject(c.obj.k, c.obj.o, +1)
 	case OpPutRevoke, OpRemove:
-		t.objects.DeleteHint(c.obj, hint)
+		if prev, deleted := t.objects.DeleteHint(c.obj, hint); deleted {
+			t.fp.addObject(prev.k, prev.o, -1)
+		}
 	case OpSegmentMount, OpSegmentUpdate:
 		if c.seg != nil {
-			t.segments.Set(segmentItem{s: c.seg})
+			if prev, replaced := t.segments.Set(segmentItem{s: c.seg}); replaced {
+				t.fp.addSegment(prev.s, -1)
+			}
+			t.fp.addSegment(c.seg, +1)
 		}
 	case OpSegmentUnmount:
 		if c.seg != nil {
-			t.segments.Delete(segmentItem{s: c.seg})
+			if prev, deleted := t.segments.Delete(segmentItem{s: c.seg}); deleted {
+				t.fp.addSegment(prev.s, -1)
+			}
 		}
 	}
 }

@@ -32,6 +32,7 @@ func (b *Builder) AddSegment(s Segment) error {
 	if _, dup := b.t.segments.Load(segmentItem{s: &seg}); dup {
 		return b.fail(fmt.Errorf("%w: segment %d: its endpoint is given twice", ErrMalformed, b.t.segments.Len()))
 	}
+	b.t.fp.addSegment(&seg, +1)
 	return nil
 }
 
@@ -64,6 +65,7 @@ func (b *Builder) AddObjectShared(k ObjectKey, o *Object) error {
 	if _, dup := b.t.objects.Load(objectItem{k: k, o: o}); dup {
 		return b.fail(fmt.Errorf("%w: object %d: its key is given twice", ErrMalformed, b.objects))
 	}
+	b.t.fp.addObject(k, o, +1)
 	b.objects++
 	return nil
 }

@@ -33,6 +33,7 @@ type tables struct {
 	objects  *btree.BTreeG[objectItem]
 	segments *btree.BTreeG[segmentItem]
 	cursor   Cursor
+	fp       Footprint // the trees' content's cost (footprint.go)
 }
 
 func newTables() *tables {
@@ -44,7 +45,7 @@ func newTables() *tables {
 
 // fork is an O(1) copy-on-write clone: neither side's later writes are seen by the other.
 func (t *tables) fork() *tables {
-	return &tables{objects: t.objects.Copy(), segments: t.segments.Copy(), cursor: t.cursor}
+	return &tables{objects: t.objects.Copy(), segments: t.segments.Copy(), cursor: t.cursor, fp: t.fp}
 }
 
 // Reader is what State and Capture share: read access to content and cursor.
@@ -56,6 +57,7 @@ type Reader interface {
 	Objects(yield func(ObjectKey, Object) bool)
 	Segments(yield func(Segment) bool)
 	Digest() Digest
+	Footprint() Footprint
 }
 
 func (t *tables) Cursor() Cursor { return t.cursor }
@@ -151,7 +153,7 @@ func (s *State) Apply(b Batch) error {
 		}
 		changes = append(changes, c)
 	}
-	t := &tables{objects: s.objects, segments: s.segments, cursor: b.Cursor()}
+	t := &tables{objects: s.objects, segments: s.segments, cursor: b.Cursor(), fp: s.fp}
 	for i := range changes {
 		t.change(&changes[i], &s.hint)
 	}
