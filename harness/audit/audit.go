@@ -108,6 +108,11 @@ type Input struct {
 	// tokens it puts), as the harness configured them (the bundle's
 	// logs/masters/*.yaml); nil when the bundle holds no configs.
 	Advertised map[string]string
+	// ReadPageSize is the OpLog reader's page size (batches per range
+	// read) the masters' configs set, the largest of them (0: unknown, as
+	// for a kind whose configs the bundle does not read): a replay's page
+	// count is counted with it.
+	ReadPageSize int
 	// Snapshots are the snapshots pointers named during the run and what
 	// the bundle kept of each (nil: a bundle without the record).
 	Snapshots []KeptSnapshot

@@ -34,7 +34,8 @@ type Window struct {
 var Windows = []Window{
 	{ID: "stale-publisher", Doc: "a standby whose applied cursor is below the current latest pointer's batch holds the maintenance lease " +
 		"and reaches its publication or its no-advance decision"},
-	{ID: "long-replay", Doc: "a bootstrap, a rebootstrap and a promotion's catch-up each read the OpLog across at least 3 of the reader's pages"},
+	{ID: "long-replay", Doc: "a bootstrap, a rebootstrap and a promotion's catch-up each read the OpLog across at least 3 of the reader's pages",
+		Count: countLongReplay},
 	{ID: "zombie-primary", Doc: "a primary paused past its lease resumes and reaches its append before its successor's first append",
 		Count: countZombiePrimary},
 	{ID: "damaged-view", Doc: "masters start with the durable prefix present and the producer view absent, malformed, or ahead of every " +
@@ -204,6 +205,53 @@ func countLatestUnreadablePruned(in *Input) map[string]int {
 		what := "latest malformed"
 		if len(raw) == 0 {
 			what = "latest empty"
+		}
+		out[what] += s.nodes
+	})
+	return out
+}
+
+// longReplayPages is how many of the reader's pages a replay must span to
+// be long: a replay of one or two pages never reuses a page's buffers, never
+// reads a page while it applies the one two before, never holds a scan
+// open across more than two etcd round trips.
+const longReplayPages = 3
+
+// countLongReplay counts masters' bootstraps into window 2: at each start of
+// masters the harness ended, the batches above the newest pointer that
+// decodes (latest, else fallback, else none: from batch 1) up to the
+// durable prefix — fewer than any bootstrap then replays, since none can
+// restore a snapshot newer than the newest pointer — spanning at least
+// longReplayPages of the reader's page (Input.ReadPageSize), by whether
+// the OpLog below was pruned (a floor above 0). Rebootstraps and
+// promotions' catch-ups are not counted yet: the cursor a running standby
+// replays from is its own account (docs/windows.md).
+func countLongReplay(in *Input) map[string]int {
+	out := map[string]int{}
+	if in.ReadPageSize <= 0 {
+		return out
+	}
+	keysAt(in, func(s start, ns *namespaceAt) {
+		raw, ok := ns.values[ns.ks.DurablePrefix()]
+		if !ok {
+			return
+		}
+		p, err := batchlog.DecodeDurablePrefix(raw)
+		if err != nil {
+			return
+		}
+		var base uint64
+		for _, key := range []string{ns.ks.SnapshotLatest(), ns.ks.SnapshotFallback()} {
+			if ptr, err := batchsnap.DecodePointer(ns.values[key]); err == nil {
+				base = max(base, ptr.LastIncludedBatchID)
+			}
+		}
+		if p.BatchID <= base || p.BatchID-base < uint64(longReplayPages*in.ReadPageSize) {
+			return
+		}
+		what := "bootstrap, OpLog complete"
+		if f, err := batchsnap.DecodeFloor(ns.values[ns.ks.CompactionFloor()]); err == nil && f.BatchID > 0 {
+			what = "bootstrap, OpLog pruned"
 		}
 		out[what] += s.nodes
 	})

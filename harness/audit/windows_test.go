@@ -140,3 +140,54 @@ func TestWindowZombiePrimary(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowLongReplay: a start counts into window 2 when the batches above
+// the newest decodable pointer up to the durable prefix span at least three
+// of the masters' reader pages, by whether the OpLog was pruned; fewer, an
+// unknown page size, or a pointer close to the prefix do not count, and
+// minimum-work fails a run that names the window and never reached it.
+func TestWindowLongReplay(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		page    int
+		history func() *revs
+		reached map[string]int
+	}{
+		{"no pointer, 12 batches, pages of 4", 4, func() *revs { r := newRevs(); r.claim(1); appendN(r, 12); return r },
+			map[string]int{"bootstrap, OpLog complete": 2}},
+		{"no pointer, 11 batches, pages of 4", 4, func() *revs { r := newRevs(); r.claim(1); appendN(r, 11); return r }, map[string]int{}},
+		{"pruned, 12 batches above latest", 4, func() *revs { r := pruned(); r.deleteBatches(1, 2); appendN(r, 11); return r },
+			map[string]int{"bootstrap, OpLog pruned": 2}},
+		{"pruned, 11 batches above latest", 4, func() *revs { r := pruned(); appendN(r, 10); return r }, map[string]int{}},
+		{"latest unreadable: counted from fallback", 4, func() *revs {
+			r := pruned()
+			appendN(r, 9) // 12 above fallback's batch 2, 10 above latest's 4
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), []byte("\x80garbage"), 0)
+			return r
+		}, map[string]int{"bootstrap, OpLog pruned": 2}},
+		{"page size unknown", 0, func() *revs { r := newRevs(); r.claim(1); appendN(r, 12); return r }, map[string]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.history()
+			in := windowRun(r, "long-replay")
+			in.ReadPageSize = c.page
+			restartAll(in, r.rev)
+			require.Equal(t, c.reached, countLongReplay(in))
+			res := MinimumWork(in)
+			if len(c.reached) == 0 {
+				require.False(t, res.Pass, "a run that never reached its window must fail")
+				require.Contains(t, evidence0(res), "window long-replay was never reached")
+				return
+			}
+			require.True(t, res.Pass, evidence0(res))
+			require.Equal(t, 2, res.Exercised["window long-replay"])
+		})
+	}
+}
+
+func appendN(r *revs, n int) {
+	for range n {
+		r.appendBatch()
+	}
+}

@@ -253,7 +253,7 @@ func Open(path string) (*Bundle, error) {
 		}
 	}
 	in.Dir = dir
-	if in.Advertised, err = readAdvertised(dir); err != nil {
+	if in.Advertised, in.ReadPageSize, err = readMasterConfigs(dir); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, SecretsFile)); err == nil {

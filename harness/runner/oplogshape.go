@@ -20,11 +20,17 @@ type oplogShape struct {
 	Lowest, Newest uint64 // batch keys present (0, 0 when none)
 	Count          int
 	Prefix         uint64 // durable prefix batch id
+	// Base is the batch of the newest pointer that decodes (latest, else
+	// fallback; 0: none): a bootstrap replays at least Prefix - Base.
+	Base uint64
 }
 
 func (s oplogShape) String() string {
-	return fmt.Sprintf("floor %d, %d batch keys %d..%d, durable prefix %d", s.Floor, s.Count, s.Lowest, s.Newest, s.Prefix)
+	return fmt.Sprintf("floor %d, %d batch keys %d..%d, durable prefix %d, newest pointer at batch %d", s.Floor, s.Count, s.Lowest, s.Newest, s.Prefix, s.Base)
 }
+
+// Suffix is how many batches a bootstrap would replay at least.
+func (s oplogShape) Suffix() uint64 { return s.Prefix - min(s.Prefix, s.Base) }
 
 // oplogShape reads the shape through a client of the caller's; shapeNow
 // dials one for a single reading.
@@ -34,6 +40,8 @@ func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.
 		clientv3.OpGet(ks.CompactionFloor()),
 		clientv3.OpGet(ks.DurablePrefix()),
 		clientv3.OpGet(ks.BatchPrefix(), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+		clientv3.OpGet(ks.SnapshotLatest()),
+		clientv3.OpGet(ks.SnapshotFallback()),
 	).Commit()
 	if err != nil {
 		return sh, err
@@ -62,6 +70,13 @@ func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.
 		}
 		sh.Newest = max(sh.Newest, id)
 		sh.Count++
+	}
+	for _, i := range []int{3, 4} {
+		if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
+			if p, err := batchsnap.DecodePointer(kvs[0].Value); err == nil {
+				sh.Base = max(sh.Base, p.LastIncludedBatchID)
+			}
+		}
 	}
 	return sh, nil
 }

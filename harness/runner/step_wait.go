@@ -67,6 +67,19 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			}
 			return sh.Floor > 0 && sh.Lowest > sh.Floor, sh.String()
 		})
+	case "suffix":
+		cli, ks, err := r.etcd()
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		return poll(ctx, func() (bool, string) {
+			sh, err := r.oplogShape(ctx, cli, ks)
+			if err != nil {
+				return false, err.Error()
+			}
+			return sh.Suffix() >= uint64(w.Batches), fmt.Sprintf("%d of %d batches above the newest pointer (%s)", sh.Suffix(), w.Batches, sh)
+		})
 	case "role":
 		node := w.Node
 		if n, ok := r.nodeOf(w.Node); ok {

@@ -124,13 +124,17 @@ type Step struct {
 
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | metric | failpoint
+	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | suffix | metric | failpoint
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
 	Node      string        `yaml:"node,omitempty"`      // role: node name or a fault's `as` name
 	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
 	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
+	// Batches (suffix): until the durable prefix is this many batches above
+	// the newest pointer that decodes (latest, else fallback; none: batch
+	// 0): a bootstrap then replays at least that many.
+	Batches int `yaml:"batches,omitempty"`
 	// Covering (snapshots): until latest names the durable prefix's batch,
 	// after which, with no new batch, nothing newer can be published: a
 	// fault aimed at latest then hits the snapshot recovery will read.
@@ -532,6 +536,10 @@ func (sc *Scenario) validate() []string {
 					bad(s.Line, "step %d: wait for snapshots needs cluster.s3 (a snapshot store)", i+1)
 				}
 			case "pruned": // a floor exists and no batch at or below it is left
+			case "suffix":
+				if w.Batches <= 0 {
+					bad(s.Line, "step %d: wait for suffix needs batches > 0", i+1)
+				}
 			case "failpoint":
 				if w.Node == "" {
 					bad(s.Line, "step %d: wait for failpoint needs node (a master, or the `as` name of a failpoint fault)", i+1)
@@ -546,7 +554,7 @@ func (sc *Scenario) validate() []string {
 					bad(s.Line, "step %d: wait for metric needs metric: {node, sample, min}", i+1)
 				}
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned, metric or failpoint", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned, suffix, metric or failpoint", i+1, w.For)
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {

@@ -44,6 +44,7 @@ type Config struct {
 	EnableOplog          bool `yaml:"enable_oplog" help:"replicate through the batch OpLog in etcd (the new mode)"`
 	OplogPollIntervalMS  int  `yaml:"oplog_poll_interval_ms" help:"standby poll interval"`
 	OplogBatchMaxEntries int  `yaml:"oplog_batch_max_entries" help:"most entries group-committed into one batch"`
+	OplogReadPageSize    int  `yaml:"oplog_read_page_size" help:"batches per etcd range read when the OpLog is replayed (bootstrap, catch-up, apply)"`
 	OplogBatchMaxBytes   int  `yaml:"oplog_batch_max_bytes" help:"most bytes of encoded batch record in one batch (one etcd request: keep it 64 KiB under etcd's --max-request-bytes)"`
 
 	EnableStandbySnapshot     bool    `yaml:"enable_standby_snapshot" help:"standbys capture and publish snapshots"`
@@ -99,6 +100,7 @@ func DefaultConfig() Config {
 		EnableOplog:               true,
 		OplogPollIntervalMS:       100,
 		OplogBatchMaxEntries:      1024,
+		OplogReadPageSize:         256,
 		OplogBatchMaxBytes:        oplog.DefaultBatchMaxBytes,
 		SnapshotIntervalSeconds:   300,
 		SnapshotReadTimeoutSecs:   10,
@@ -258,6 +260,9 @@ func (c Config) Validate() []error {
 	}
 	if c.SnapshotMinAdvanceBatches < 1 {
 		bad("snapshot_min_advance_batches: must be >= 1 (a snapshot needs at least one new complete batch), got %d", c.SnapshotMinAdvanceBatches)
+	}
+	if c.OplogReadPageSize < 1 || c.OplogReadPageSize > 10_000 {
+		bad("oplog_read_page_size: must be 1..10000, got %d", c.OplogReadPageSize)
 	}
 	if c.OplogBatchMaxEntries < 1 || c.OplogBatchMaxEntries > 10_000 {
 		bad("oplog_batch_max_entries: must be 1..10000 (one batch is one etcd request), got %d", c.OplogBatchMaxEntries)

@@ -229,5 +229,5 @@ func (m *Master) applyOnce(ctx context.Context, r *oplog.Reader) error {
 // cursor), which keeps neither a batch's entries nor its payloads, so the
 // reader may reuse their memory from page to page.
 func (m *Master) oplogReader() *oplog.Reader {
-	return &oplog.Reader{KV: m.cli, Keyspace: m.ks, ReuseBuffers: true}
+	return &oplog.Reader{KV: m.cli, Keyspace: m.ks, PageSize: m.cfg.OplogReadPageSize, ReuseBuffers: true}
 }
