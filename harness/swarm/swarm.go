@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/oplogha/oplogha/faults"
@@ -49,6 +50,13 @@ func waitPrimary(excluding string) scenario.Step {
 	return scenario.Step{Wait: &scenario.Wait{For: "primary", Excluding: excluding, Timeout: 60 * time.Second}}
 }
 
+// readPageSizes are the OpLog reader page sizes a swarm run's masters
+// draw: small, so that every replay spans pages; longReplayBatches is 3
+// pages of the largest.
+var readPageSizes = []int{8, 16}
+
+const longReplayBatches = 3 * 16
+
 // windows are the moves aimed at one crash window each: a failpoint armed
 // by name where it is reached, alone or with the fault that makes the
 // window matter.
@@ -75,6 +83,21 @@ var windows = []move{
 	}},
 	{"crash-after-gc", withRetention, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterGC", Term: "1*panic"}), sleep(r, 1000, 4000), heal(as)}
+	}},
+	{"long-replay", always, func(r *rand.Rand, sh shape, as string) []scenario.Step {
+		// Window long-replay: every master crashes with the durable prefix
+		// 3 pages of the largest drawn page size above the newest pointer;
+		// with snapshots, publication is stopped by a rollout until then
+		// and resumes at one second after.
+		suffix := scenario.Step{Wait: &scenario.Wait{For: "suffix", Batches: longReplayBatches, Timeout: 60 * time.Second}}
+		if !sh.Snapshots {
+			return []scenario.Step{suffix, scenario.Step{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash"}}}
+		}
+		return []scenario.Step{
+			{Restart: &scenario.Restart{Target: "all-masters", Mode: "cold", Config: map[string]any{"snapshot_interval_seconds": 3600}}},
+			waitPrimary(""), suffix,
+			{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash", Config: map[string]any{"snapshot_interval_seconds": 1}}},
+		}
 	}},
 	{"crash-after-floor", withRetention, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterFloor", Term: "1*panic"}),
@@ -154,6 +177,7 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 			cfg["snapshot_gc_grace_multiplier"] = 1 + float64(r.IntN(3))/2
 		}
 	}
+	cfg["oplog_read_page_size"] = readPageSizes[r.IntN(len(readPageSizes))]
 	// The store's files are reachable behind versitygw only. Mount rights
 	// depend on the machine, and a draw must not: workdir-full stays with
 	// its pr scenario.
@@ -180,11 +204,15 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	if sh.Snapshots {
 		steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "snapshots", Count: 1, Timeout: 60 * time.Second}})
 	}
-	var drawn []string
+	var drawn, expectWindows []string
 	for k, n := 0, 2+r.IntN(4); k < n; k++ {
 		m := allowed[r.IntN(len(allowed))]
 		as := fmt.Sprintf("f%d-%s", k+1, m.name)
 		drawn = append(drawn, m.name)
+		if w, ok := audit.WindowByID(m.name); ok && w.Count != nil && !slices.Contains(expectWindows, m.name) {
+			// A move named for a window must reach it: minimum-work fails the run that did not.
+			expectWindows = append(expectWindows, m.name)
+		}
 		steps = append(steps, m.steps(r, sh, as)...)
 		steps = append(steps, waitPrimary(""), scenario.Step{Wait: &scenario.Wait{For: "ops", Ops: 50, Timeout: 60 * time.Second}})
 	}
@@ -214,7 +242,7 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 		Cluster: scenario.Cluster{Etcd: sh.Etcd, Masters: sh.Masters, Config: cfg, S3: s3, LegacyImport: legacy},
 		Traffic: traffic.Config{Clients: 2 + r.IntN(5), Rate: float64(100 + 50*r.IntN(7)), MaxOps: 30000, Duration: 4 * time.Minute},
 		Steps:   steps,
-		Expect:  audit.Expect{RecoverySource: sources, MinOKOps: 100, MinPromotions: 1},
+		Expect:  audit.Expect{RecoverySource: sources, MinOKOps: 100, MinPromotions: 1, Windows: expectWindows},
 	}
 	// Round-trip through the loader: a drawn scenario obeys every rule a
 	// written one does, and gets its step line numbers.

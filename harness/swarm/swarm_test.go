@@ -69,3 +69,23 @@ func TestMenuHasEveryKindTheRegistryDraws(t *testing.T) {
 		require.Contains(t, moves, k.Name)
 	}
 }
+
+// TestWindowMovesExpectTheirWindow: a run that draws a move named for a
+// window expects that window, so minimum-work fails it if it never got
+// there; runs without such a move expect none.
+func TestWindowMovesExpectTheirWindow(t *testing.T) {
+	with, without := 0, 0
+	for i := range 60 {
+		sc, err := Draw(7, i)
+		require.NoError(t, err)
+		if strings.Contains(sc.Description, "long-replay") {
+			require.Equal(t, []string{"long-replay"}, sc.Expect.Windows, sc.Name)
+			with++
+		} else {
+			require.Empty(t, sc.Expect.Windows, sc.Name)
+			without++
+		}
+	}
+	require.Positive(t, with)
+	require.Positive(t, without)
+}
