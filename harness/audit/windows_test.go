@@ -58,14 +58,7 @@ func TestWindowLatestUnreadablePruned(t *testing.T) {
 			in := windowRun(r, "latest-unreadable-pruned")
 			restartAll(in, r.rev)
 			require.Equal(t, c.reached, countLatestUnreadablePruned(in))
-			res := MinimumWork(in)
-			if len(c.reached) == 0 {
-				require.False(t, res.Pass, "a run that never reached its window must fail")
-				require.Contains(t, evidence0(res), "window latest-unreadable-pruned was never reached")
-				return
-			}
-			require.True(t, res.Pass, evidence0(res))
-			require.Equal(t, 2, res.Exercised["window latest-unreadable-pruned"])
+			requireReached(t, in, "latest-unreadable-pruned", len(c.reached) > 0, 2)
 		})
 	}
 }
@@ -174,16 +167,23 @@ func TestWindowLongReplay(t *testing.T) {
 			in.ReadPageSize = c.page
 			restartAll(in, r.rev)
 			require.Equal(t, c.reached, countLongReplay(in))
-			res := MinimumWork(in)
-			if len(c.reached) == 0 {
-				require.False(t, res.Pass, "a run that never reached its window must fail")
-				require.Contains(t, evidence0(res), "window long-replay was never reached")
-				return
-			}
-			require.True(t, res.Pass, evidence0(res))
-			require.Equal(t, 2, res.Exercised["window long-replay"])
+			requireReached(t, in, "long-replay", len(c.reached) > 0, 2)
 		})
 	}
+}
+
+// requireReached: minimum-work passes a run that reached window id (n
+// times) and fails one that did not, naming the window.
+func requireReached(t *testing.T, in *Input, id string, reached bool, n int) {
+	t.Helper()
+	res := MinimumWork(in)
+	if !reached {
+		require.False(t, res.Pass, "a run that never reached its window must fail")
+		require.Contains(t, evidence0(res), "window "+id+" was never reached")
+		return
+	}
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, n, res.Exercised["window "+id])
 }
 
 func appendN(r *revs, n int) {

@@ -81,6 +81,23 @@ func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.
 	return sh, nil
 }
 
+// pollShape polls the OpLog's shape, through one etcd client, until done
+// says it holds (its string says why not, for the timeout's error).
+func (r *run) pollShape(ctx context.Context, done func(oplogShape) (bool, string)) error {
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	return poll(ctx, func() (bool, string) {
+		sh, err := r.oplogShape(ctx, cli, ks)
+		if err != nil {
+			return false, err.Error()
+		}
+		return done(sh)
+	})
+}
+
 func (r *run) shapeNow(ctx context.Context) (oplogShape, error) {
 	cli, ks, err := r.etcd()
 	if err != nil {

@@ -55,29 +55,11 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 	case "failpoint":
 		return r.waitFailpoint(ctx, w)
 	case "pruned":
-		cli, ks, err := r.etcd()
-		if err != nil {
-			return err
-		}
-		defer cli.Close()
-		return poll(ctx, func() (bool, string) {
-			sh, err := r.oplogShape(ctx, cli, ks)
-			if err != nil {
-				return false, err.Error()
-			}
+		return r.pollShape(ctx, func(sh oplogShape) (bool, string) {
 			return sh.Floor > 0 && sh.Lowest > sh.Floor, sh.String()
 		})
 	case "suffix":
-		cli, ks, err := r.etcd()
-		if err != nil {
-			return err
-		}
-		defer cli.Close()
-		return poll(ctx, func() (bool, string) {
-			sh, err := r.oplogShape(ctx, cli, ks)
-			if err != nil {
-				return false, err.Error()
-			}
+		return r.pollShape(ctx, func(sh oplogShape) (bool, string) {
 			return sh.Suffix() >= uint64(w.Batches), fmt.Sprintf("%d of %d batches above the newest pointer (%s)", sh.Suffix(), w.Batches, sh)
 		})
 	case "role":
