@@ -1,8 +1,11 @@
 package audit
 
 import (
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/oplogha/oplogha/harness/history"
 
 	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
@@ -42,7 +45,8 @@ var Windows = []Window{
 		"view a batch was appended under", Count: countDamagedView},
 	{ID: "commit-ends-badly", Doc: "the group committer crashes or loses etcd after an append is durable, before its waiters are answered: " +
 		"a mutation whose outcome the client got as unknown is durable", Count: countCommitEndsBadly},
-	{ID: "deposed-reads", Doc: "clients read from a primary cut off from etcd after its successor acknowledged a newer write"},
+	{ID: "deposed-reads", Doc: "clients read from a primary cut off from etcd after its successor acknowledged a newer write",
+		Count: countDeposedReads},
 	{ID: "foreign-batch-at-id", Doc: "an append's outcome is unknown and another primary's batch sits at its id when the old primary reads it back"},
 	{ID: "latest-unreadable-pruned", Doc: "masters start while etcd holds a latest pointer value nobody can read (garbage, cut, empty), " +
 		"a readable fallback, and an OpLog pruned below the compaction floor (batch 1 gone)", Count: countLatestUnreadablePruned},
@@ -255,6 +259,53 @@ func countLongReplay(in *Input) map[string]int {
 		}
 		out[what] += s.nodes
 	})
+	return out
+}
+
+// countDeposedReads counts window 6 from the client history: reads a node
+// answered (served, or refused with a code) after another node
+// acknowledged a mutation later than the node's own last acknowledgement
+// before the read — a successor had acknowledged a newer write, so the node
+// was deposed — by whether the read was served or how it was refused. A
+// read no node answered (a transport error: the node was down or cut off
+// from its clients) reached no primary and does not count.
+func countDeposedReads(in *Input) map[string]int {
+	out := map[string]int{}
+	var all []int64                // every acknowledgement's completion, in order
+	byNode := map[string][]int64{} // each node's
+	for i := range in.Ops {
+		op := &in.Ops[i]
+		if _, mutation := ackedOp(op); mutation && op.Outcome == history.OK {
+			all = append(all, op.Complete)
+			byNode[op.Node] = append(byNode[op.Node], op.Complete)
+		}
+	}
+	slices.Sort(all)
+	for _, at := range byNode {
+		slices.Sort(at)
+	}
+	before := func(at []int64, t int64) int { return sort.Search(len(at), func(i int) bool { return at[i] >= t }) } // how many < t
+	for i := range in.Ops {
+		g := &in.Ops[i]
+		if g.Kind != history.Get || (g.Outcome != history.OK && (g.Code == "" || g.Code == "get_failed")) {
+			continue
+		}
+		own := byNode[g.Node]
+		n := before(own, g.Invoke)
+		if n == 0 {
+			continue // the node acknowledged nothing before: it was never seen primary
+		}
+		// Another node acknowledged after the node's last acknowledgement
+		// before the read (a tie is no succession).
+		if before(all, g.Invoke)-before(all, own[n-1]+1) == 0 {
+			continue
+		}
+		if g.Outcome == history.OK {
+			out["served"]++
+		} else {
+			out["refused "+g.Code]++
+		}
+	}
 	return out
 }
 

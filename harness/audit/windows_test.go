@@ -191,3 +191,36 @@ func appendN(r *revs, n int) {
 		r.appendBatch()
 	}
 }
+
+// TestWindowDeposedReads: a read counts into window 6 when the node that
+// answered it had acknowledged a mutation, and another node acknowledged
+// one after that and before the read was sent, by whether it was served
+// or how it was refused; a read before the succession, a transport
+// failure, a read at the successor, and a read after the node acknowledged
+// again do not count; minimum-work fails a run that names the window and
+// never reached it.
+func TestWindowDeposedReads(t *testing.T) {
+	at := func(o history.Op, node, code string) history.Op { o.Node, o.Code = node, code; return o }
+	ops := []history.Op{
+		at(op("put", "a", "ok", 1, 2), "master-0", ""),
+		at(op("get", "a", "ok", 3, 4), "master-0", ""), // before the succession
+		at(op("put", "b", "ok", 5, 6), "master-1", ""), // the successor acknowledges
+		at(op("get", "b", "ok", 7, 8), "master-0", ""), // served by the deposed node
+		at(op("get", "b", "failed", 9, 10), "master-0", "read_barrier"),
+		at(op("get", "b", "failed", 11, 12), "master-0", "get_failed"), // no answer: not a read at a primary
+		at(op("get", "b", "ok", 13, 14), "master-1", ""),               // the successor itself
+		at(op("put", "c", "ok", 15, 16), "master-0", ""),               // master-0 primary again
+		at(op("get", "c", "ok", 17, 18), "master-0", ""),
+	}
+	in := windowRun(newRevs(), "deposed-reads")
+	in.Ops = append(okPuts(100), ops...)
+	for i := range in.Ops[:100] {
+		in.Ops[i].Node = "master-2" // the load before: another primary, long done
+		in.Ops[i].Invoke, in.Ops[i].Complete = -1000+int64(i), -999+int64(i)
+	}
+	require.Equal(t, map[string]int{"served": 1, "refused read_barrier": 1}, countDeposedReads(in))
+	requireReached(t, in, "deposed-reads", true, 2)
+
+	in.Ops = append(okPuts(100), ops[:3]...) // no read after the succession
+	requireReached(t, in, "deposed-reads", false, 0)
+}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -241,7 +242,31 @@ func (c *Client) Get(ctx context.Context, url, tenant, key string) (obj Object, 
 		return Object{}, false, err
 	}
 	if r.Outcome != OK {
-		return Object{}, false, fmt.Errorf("get: status %d %s: %s", status, r.Code, r.Error)
+		return Object{}, false, &RefusedError{Op: "get", Status: status, Code: r.Code, Msg: r.Error}
 	}
 	return r.Object, r.Found, nil
+}
+
+// RefusedError is a master's answer that refused a read: its HTTP status,
+// code (e.g. not_primary, read_barrier) and message. Any other error of
+// Get is the transport's: no master answered.
+type RefusedError struct {
+	Op     string
+	Status int
+	Code   string
+	Msg    string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s: status %d %s: %s", e.Op, e.Status, e.Code, e.Msg)
+}
+
+// ReadCode is what a client history records for a read that failed with
+// err: the refusal's code when a master answered, else get_failed.
+func ReadCode(err error) string {
+	var re *RefusedError
+	if errors.As(err, &re) && re.Code != "" {
+		return re.Code
+	}
+	return "get_failed"
 }

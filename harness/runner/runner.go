@@ -125,6 +125,8 @@ type run struct {
 	dockerRun string
 	// generations counts traffic starts, so each start draws fresh keys.
 	generations int
+	// probes counts probe steps, so each probe writes fresh keys.
+	probes int
 	// base is what the scenario's legacy import brings (nil: none).
 	base *audit.Base
 	// refusals counts masters started to be refused (assert refuses).

@@ -30,6 +30,8 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 		return r.stepTraffic(ctx, st.Traffic)
 	case "assert":
 		return r.assert(ctx, st.Assert)
+	case "probe":
+		return r.probe(ctx, st.Probe)
 	}
 	return fmt.Errorf("unknown step kind %q", st.Kind())
 }

@@ -118,6 +118,7 @@ type Step struct {
 	Restart *Restart      `yaml:"restart,omitempty"`
 	Traffic string        `yaml:"traffic,omitempty"` // start | stop
 	Assert  *Assert       `yaml:"assert,omitempty"`
+	Probe   *Probe        `yaml:"probe,omitempty"`
 
 	Line int `yaml:"-"`
 }
@@ -146,6 +147,17 @@ type Wait struct {
 	// window until the fault is healed.
 	Failpoint string `yaml:"failpoint,omitempty"`
 	Hits      int    `yaml:"hits,omitempty"`
+}
+
+// Probe puts fresh keys at the serving primary other than Node (its
+// successor) and reads each at Node once the put is acknowledged, as a
+// client still talking to Node would: every op is recorded in the client
+// history with the node it went to, so the audits judge what Node
+// answered (a deposed primary must not serve a state its successor has
+// moved past).
+type Probe struct {
+	Node string `yaml:"node"`           // a master, or a fault's `as` name
+	Keys int    `yaml:"keys,omitempty"` // how many keys (default 20)
 }
 
 // Restart restarts a group of masters.
@@ -227,6 +239,8 @@ func (s Step) Kind() string {
 		return "traffic"
 	case s.Assert != nil:
 		return "assert"
+	case s.Probe != nil:
+		return "probe"
 	}
 	return ""
 }
@@ -258,6 +272,8 @@ func (s Step) Label() string {
 		return "traffic " + s.Traffic
 	case "assert":
 		return "assert"
+	case "probe":
+		return "probe reads at " + s.Probe.Node
 	}
 	return "?"
 }
@@ -482,13 +498,13 @@ func (sc *Scenario) validate() []string {
 	failpointFaults := map[string]bool{}
 	for i, s := range sc.Steps {
 		n := 0
-		for _, set := range []bool{s.Wait != nil, s.Sleep > 0, s.Fault != nil, s.Heal != "", s.Restart != nil, s.Traffic != "", s.Assert != nil} {
+		for _, set := range []bool{s.Wait != nil, s.Sleep > 0, s.Fault != nil, s.Heal != "", s.Restart != nil, s.Traffic != "", s.Assert != nil, s.Probe != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			bad(s.Line, "step %d: exactly one of wait, sleep, fault, heal, restart, traffic, assert (found %d)", i+1, n)
+			bad(s.Line, "step %d: exactly one of wait, sleep, fault, heal, restart, traffic, assert, probe (found %d)", i+1, n)
 			continue
 		}
 		if s.As != "" && s.Fault == nil {
@@ -507,6 +523,10 @@ func (sc *Scenario) validate() []string {
 				if s.Fault.Kind == "failpoint" {
 					failpointFaults[s.As] = true
 				}
+			}
+		case "probe":
+			if s.Probe.Node == "" || s.Probe.Keys < 0 {
+				bad(s.Line, "step %d: probe needs node (a master or a fault's `as` name) and keys >= 0", i+1)
 			}
 		case "heal":
 			if s.Heal != "all" && !names[s.Heal] {

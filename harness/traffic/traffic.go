@@ -250,7 +250,7 @@ func (g *Generator) do(ctx context.Context, url string, op *history.Op) {
 	case history.Get:
 		obj, found, err := g.cli.Get(ctx, url, op.Tenant, op.Key)
 		if err != nil {
-			op.Outcome, op.Code = history.Failed, "get_failed" // a read changes nothing: drop it from checks
+			op.Outcome, op.Code = history.Failed, client.ReadCode(err) // a read changes nothing: drop it from checks
 		} else {
 			op.Outcome, op.Found, op.GotSize = history.OK, found, obj.Size
 		}

@@ -24,6 +24,8 @@ var Failpoints = []FailpointInfo{
 	{fpPromoteAfterElected, "promoteAfterElected", "promotion: election won, producer view not yet claimed"},
 	{fpPromoteAfterClaim, "promoteAfterClaim", "promotion: higher producer view claimed, state not yet complete to the durable prefix"},
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
+	{fpPrimaryBeforeStepDown, "primaryBeforeStepDown", "primary: its term ended (election session lost, committer failed, " +
+		"or shutdown), not yet stepped down: still marked serving, so reads and writes still arrive (a deposed primary that has not noticed)"},
 	{fpSnapshotAfterCopy, "snapshotAfterCopy", "standby snapshot: capture copied, role generation not yet re-checked (a promotion here discards it)"},
 	{fpSnapshotTornCursor, "snapshotTornCursor", "standby snapshot: with return(true) the capture's sequence cursor is off " +
 		"by one from its batch (the cursor check must reject it)"},
@@ -56,14 +58,15 @@ type FailpointInfo struct {
 }
 
 var (
-	fpPrimaryBeforeAppend = gofail.NewFailpoint("primaryBeforeAppend")
-	fpPrimaryAfterAppend  = gofail.NewFailpoint("primaryAfterAppend")
-	fpPrimaryAfterCommit  = gofail.NewFailpoint("primaryAfterCommit")
-	fpStandbyBeforeApply  = gofail.NewFailpoint("standbyBeforeApply")
-	fpStandbyAfterApply   = gofail.NewFailpoint("standbyAfterApply")
-	fpPromoteAfterElected = gofail.NewFailpoint("promoteAfterElected")
-	fpPromoteAfterClaim   = gofail.NewFailpoint("promoteAfterClaim")
-	fpPromoteBeforeServe  = gofail.NewFailpoint("promoteBeforeServe")
+	fpPrimaryBeforeAppend   = gofail.NewFailpoint("primaryBeforeAppend")
+	fpPrimaryAfterAppend    = gofail.NewFailpoint("primaryAfterAppend")
+	fpPrimaryAfterCommit    = gofail.NewFailpoint("primaryAfterCommit")
+	fpStandbyBeforeApply    = gofail.NewFailpoint("standbyBeforeApply")
+	fpStandbyAfterApply     = gofail.NewFailpoint("standbyAfterApply")
+	fpPromoteAfterElected   = gofail.NewFailpoint("promoteAfterElected")
+	fpPromoteAfterClaim     = gofail.NewFailpoint("promoteAfterClaim")
+	fpPromoteBeforeServe    = gofail.NewFailpoint("promoteBeforeServe")
+	fpPrimaryBeforeStepDown = gofail.NewFailpoint("primaryBeforeStepDown")
 
 	fpLegacyImportAfterWrite  = gofail.NewFailpoint("legacyImportAfterWrite")
 	fpLegacyImportAfterCommit = gofail.NewFailpoint("legacyImportAfterCommit")

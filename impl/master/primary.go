@@ -119,6 +119,7 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 
 // endTerm stops serving, resigns and returns to standby.
 func (m *Master) endTerm(t *term, reason string) {
+	hit(fpPrimaryBeforeStepDown)
 	m.roleMu.Lock()
 	c := m.committer
 	m.committer, m.serving = nil, false
