@@ -47,7 +47,8 @@ var Windows = []Window{
 		"a mutation whose outcome the client got as unknown is durable", Count: countCommitEndsBadly},
 	{ID: "deposed-reads", Doc: "clients read from a primary cut off from etcd after its successor acknowledged a newer write",
 		Count: countDeposedReads},
-	{ID: "foreign-batch-at-id", Doc: "an append's outcome is unknown and another primary's batch sits at its id when the old primary reads it back"},
+	{ID: "foreign-batch-at-id", Doc: "an append's outcome is unknown and another primary's batch sits at its id when the old primary reads it back",
+		Count: countForeignBatchAtID},
 	{ID: "latest-unreadable-pruned", Doc: "masters start while etcd holds a latest pointer value nobody can read (garbage, cut, empty), " +
 		"a readable fallback, and an OpLog pruned below the compaction floor (batch 1 gone)", Count: countLatestUnreadablePruned},
 }
@@ -305,6 +306,68 @@ func countDeposedReads(in *Input) map[string]int {
 		} else {
 			out["refused "+g.Code]++
 		}
+	}
+	return out
+}
+
+// countForeignBatchAtID counts window 7 from the client history: the
+// mutations a node had in flight when another node acknowledged a mutation
+// from the batch id the node would have appended next (one past the
+// highest batch it had acknowledged from when the mutation was sent), and
+// answered only after that acknowledgement — the node's append at that id
+// was unanswered, and the batch there was another primary's — by outcome
+// (ok is what must never be: the audits of durable acknowledgement judge
+// it). A mutation of the node's that another node's batch did not overtake
+// does not count.
+func countForeignBatchAtID(in *Input) map[string]int {
+	out := map[string]int{}
+	type ack struct {
+		node    string
+		batch   uint64
+		at      int64
+		highest uint64 // the node's highest batch up to this acknowledgement
+	}
+	byNode := map[string][]ack{}
+	foreign := map[uint64][]ack{} // batch id → its acknowledgements
+	for i := range in.Ops {
+		op := &in.Ops[i]
+		if _, mutation := ackedOp(op); mutation && op.Outcome == history.OK && op.BatchID > 0 {
+			a := ack{node: op.Node, batch: op.BatchID, at: op.Complete}
+			byNode[op.Node] = append(byNode[op.Node], a)
+			foreign[op.BatchID] = append(foreign[op.BatchID], a)
+		}
+	}
+	for _, acks := range byNode {
+		sort.Slice(acks, func(i, j int) bool { return acks[i].at < acks[j].at })
+		var hi uint64
+		for i := range acks {
+			hi = max(hi, acks[i].batch)
+			acks[i].highest = hi
+		}
+	}
+	for i := range in.Ops {
+		m := &in.Ops[i]
+		if _, mutation := ackedOp(m); !mutation {
+			continue
+		}
+		own := byNode[m.Node]
+		n := sort.Search(len(own), func(i int) bool { return own[i].at >= m.Invoke })
+		if n == 0 {
+			continue // the node had acknowledged nothing when m was sent
+		}
+		next := own[n-1].highest + 1 // the batch id the node would append next
+		overtaken := false
+		for _, a := range foreign[next] {
+			overtaken = overtaken || (a.node != m.Node && a.at > m.Invoke && a.at < m.Complete)
+		}
+		if !overtaken {
+			continue
+		}
+		what := m.Outcome
+		if m.Code != "" {
+			what += " " + m.Code
+		}
+		out[what]++
 	}
 	return out
 }

@@ -224,3 +224,38 @@ func TestWindowDeposedReads(t *testing.T) {
 	in.Ops = append(okPuts(100), ops[:3]...) // no read after the succession
 	requireReached(t, in, "deposed-reads", false, 0)
 }
+
+// TestWindowForeignBatchAtID: a mutation counts into window 7 when it was
+// in flight at its node while another node acknowledged from the batch id
+// the node would have appended next, and was answered after; a mutation
+// answered before, one sent after the foreign acknowledgement, and one of a
+// node that never acknowledged do not count; minimum-work fails a run that
+// names the window and never reached it.
+func TestWindowForeignBatchAtID(t *testing.T) {
+	mut := func(key, outcome, code, node string, invoke, complete int64, batch uint64) history.Op {
+		o := op("put", key, outcome, invoke, complete)
+		o.Node, o.Code, o.BatchID = node, code, batch
+		return o
+	}
+	ops := []history.Op{
+		mut("a", "ok", "", "master-0", 1, 2, 7),                     // master-0's last batch: 7
+		mut("b", "unknown", "append_unknown", "master-0", 3, 20, 0), // in flight across master-1's batch 8
+		mut("c", "ok", "", "master-0", 4, 21, 8),                    // the bug: acknowledged from the foreign batch
+		mut("d", "failed", "fenced", "master-0", 5, 6, 0),           // answered before the foreign batch
+		mut("e", "ok", "", "master-1", 9, 10, 8),                    // master-1's first batch is at id 8
+		mut("f", "failed", "fenced", "master-0", 11, 12, 0),         // sent after it
+		mut("g", "unknown", "", "master-2", 3, 20, 0),               // master-2 never acknowledged
+	}
+	in := windowRun(newRevs(), "foreign-batch-at-id")
+	in.Ops = append(okPuts(100), ops...)
+	for i := range in.Ops[:100] {
+		in.Ops[i].Node = "master-3"
+		in.Ops[i].Invoke, in.Ops[i].Complete = -1000+int64(i), -999+int64(i)
+	}
+	require.Equal(t, map[string]int{"unknown append_unknown": 1, "ok": 1}, countForeignBatchAtID(in))
+	requireReached(t, in, "foreign-batch-at-id", true, 2)
+
+	in.Ops = append(okPuts(100), ops[0], ops[3], ops[4], ops[5])
+	require.Empty(t, countForeignBatchAtID(in))
+	requireReached(t, in, "foreign-batch-at-id", false, 0)
+}

@@ -19,6 +19,8 @@ var Failpoints = []FailpointInfo{
 	{fpPrimaryBeforeAppend, "primaryBeforeAppend", "primary: batch built, append transaction not yet sent"},
 	{fpPrimaryAfterAppend, "primaryAfterAppend", "primary: batch durable in etcd, not yet applied locally nor acknowledged"},
 	{fpPrimaryAfterCommit, "primaryAfterCommit", "primary: batch applied locally, acknowledgements about to go out"},
+	{fpPrimaryAppendUnknown, "primaryAppendUnknown", "primary: an append's outcome is unknown (no answer), the read-back that " +
+		"settles it not yet made (its resolve timeout not yet started)"},
 	{fpStandbyBeforeApply, "standbyBeforeApply", "standby: batch read and validated, not yet applied"},
 	{fpStandbyAfterApply, "standbyAfterApply", "standby: batch applied, cursor advanced"},
 	{fpPromoteAfterElected, "promoteAfterElected", "promotion: election won, producer view not yet claimed"},
@@ -61,6 +63,7 @@ var (
 	fpPrimaryBeforeAppend   = gofail.NewFailpoint("primaryBeforeAppend")
 	fpPrimaryAfterAppend    = gofail.NewFailpoint("primaryAfterAppend")
 	fpPrimaryAfterCommit    = gofail.NewFailpoint("primaryAfterCommit")
+	fpPrimaryAppendUnknown  = gofail.NewFailpoint("primaryAppendUnknown")
 	fpStandbyBeforeApply    = gofail.NewFailpoint("standbyBeforeApply")
 	fpStandbyAfterApply     = gofail.NewFailpoint("standbyAfterApply")
 	fpPromoteAfterElected   = gofail.NewFailpoint("promoteAfterElected")

@@ -98,6 +98,7 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 		return nil, 0, err
 	}
 	w.RequestTimeout = m.cfg.requestTimeout()
+	w.BeforeResolve = func(uint64) { hit(fpPrimaryAppendUnknown) }
 	if cur := m.cursor(); w.Prefix().Cursor() != cur {
 		return nil, 0, fmt.Errorf("%w: state at %s, durable prefix at batch %d seq %d", oplog.ErrPrefixMoved, cur, w.Prefix().BatchID, w.Prefix().LastSeq)
 	}

@@ -33,6 +33,10 @@ type Writer struct {
 	// ResolveTimeout bounds how long an ambiguous commit is resolved by
 	// re-reading before the writer reports ErrUnknownOutcome.
 	ResolveTimeout time.Duration
+	// BeforeResolve, when set, is called with the batch id once an
+	// append's outcome is unknown, before the resolver reads anything
+	// back (and before its ResolveTimeout starts): a crash window.
+	BeforeResolve func(batchID uint64)
 }
 
 // NewWriter returns a writer for view, which must be the current producer view
@@ -178,6 +182,9 @@ func (w *Writer) prefixMoved(kv *mvccKV) error {
 // append: a proposal that a dying etcd leader dropped is never answered, and
 // an unbounded copy would hold the whole ResolveTimeout on it.
 func (w *Writer) resolve(b state.Batch, rec []byte, next DurablePrefix, nextRaw []byte, cause error) (state.Batch, error) {
+	if w.BeforeResolve != nil {
+		w.BeforeResolve(b.ID)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.ResolveTimeout)
 	defer cancel()
 	lastErr := cause
