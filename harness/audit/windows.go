@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -36,7 +37,7 @@ type Window struct {
 // gives them.
 var Windows = []Window{
 	{ID: "stale-publisher", Doc: "a standby whose applied cursor is below the current latest pointer's batch holds the maintenance lease " +
-		"and reaches its publication or its no-advance decision"},
+		"and reaches its publication or its no-advance decision", Count: countStalePublisher},
 	{ID: "long-replay", Doc: "a bootstrap, a rebootstrap and a promotion's catch-up each read the OpLog across at least 3 of the reader's pages",
 		Count: countLongReplay},
 	{ID: "zombie-primary", Doc: "a primary paused past its lease resumes and reaches its append before its successor's first append",
@@ -215,6 +216,98 @@ func countLatestUnreadablePruned(in *Input) map[string]int {
 	})
 	return out
 }
+
+// countStalePublisher counts window 1: the maintenance lease taken by a
+// node whose applier was held — the runner's timeline has the hit of
+// standbyBeforeApply on it, with etcd's revision once the hit was seen,
+// and the heal of that fault — while the latest pointer named a batch
+// above the durable prefix at the hit, so above any cursor the node can
+// have had. By whether a pointer was written while the node held the
+// lease: it must not have been (a publisher below latest has nothing
+// newer to publish).
+func countStalePublisher(in *Input) map[string]int {
+	out := map[string]int{}
+	ks, err := keyspace.New(in.ClusterID)
+	if err != nil {
+		return out
+	}
+	type hold struct {
+		node     string
+		from, to int64  // the hit's revision, the heal's (MaxInt64: never healed)
+		bound    uint64 // the durable prefix at from: above the node's cursor while held
+		bounded  bool
+	}
+	var holds []*hold
+	for i, e := range in.Events {
+		if e.Kind != "hit" || e.Name != standbyBeforeApply || e.EtcdRevision <= 0 {
+			continue
+		}
+		h := &hold{node: strings.Trim(e.Target, "[]"), from: e.EtcdRevision, to: math.MaxInt64}
+		for _, later := range in.Events[i+1:] {
+			if later.Kind == "heal" && later.Name == "failpoint" && later.Detail == e.Detail && later.EtcdRevision > 0 {
+				h.to = later.EtcdRevision
+				break
+			}
+		}
+		holds = append(holds, h)
+	}
+	if len(holds) == 0 {
+		return out
+	}
+	evs := append([]etcddump.Event(nil), in.Etcd...)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
+	var prefix, latest uint64
+	staleToken, published := "", false // a lease taken below latest, until released
+	done := func() {
+		if staleToken == "" {
+			return
+		}
+		if published {
+			out["lease taken below latest, a pointer written under it"]++
+		} else {
+			out["lease taken below latest, nothing published"]++
+		}
+		staleToken, published = "", false
+	}
+	for _, e := range evs {
+		for _, h := range holds {
+			if !h.bounded && e.Revision > h.from {
+				h.bound, h.bounded = prefix, true
+			}
+		}
+		switch {
+		case e.Key == ks.DurablePrefix() && e.Type == "put":
+			if p, err := batchlog.DecodeDurablePrefix(e.Value); err == nil {
+				prefix = p.BatchID
+			}
+		case e.Key == ks.SnapshotLatest() && e.Type == "put":
+			if p, err := batchsnap.DecodePointer(e.Value); err == nil {
+				latest = p.LastIncludedBatchID
+			}
+			published = published || staleToken != ""
+		case e.Key == ks.SnapshotMaintenance():
+			if e.Type == "put" && string(e.Value) == staleToken {
+				continue // the holder renewing its own value
+			}
+			done()
+			if e.Type != "put" {
+				continue
+			}
+			node, _, _ := strings.Cut(string(e.Value), "/")
+			for _, h := range holds {
+				if h.node == node && h.bounded && e.Revision > h.from && e.Revision <= h.to && latest > h.bound {
+					staleToken = string(e.Value)
+				}
+			}
+		}
+	}
+	done()
+	return out
+}
+
+// standbyBeforeApply is the failpoint that holds a standby's applier: its
+// hit bounds the node's cursor (countStalePublisher).
+const standbyBeforeApply = "standbyBeforeApply"
 
 // longReplayPages is how many of the reader's pages a replay must span to
 // be long: a replay of one or two pages never reuses a page's buffers, never

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"github.com/oplogha/oplogha/harness/history"
 	"strconv"
 	"testing"
@@ -258,4 +259,87 @@ func TestWindowForeignBatchAtID(t *testing.T) {
 	in.Ops = append(okPuts(100), ops[0], ops[3], ops[4], ops[5])
 	require.Empty(t, countForeignBatchAtID(in))
 	requireReached(t, in, "foreign-batch-at-id", false, 0)
+}
+
+// TestWindowStalePublisher: the maintenance lease taken by a node while its
+// applier is held (a hit of standbyBeforeApply seen at a revision, until
+// that fault's heal) and latest names a batch above the durable prefix at
+// the hit counts into window 1, by whether a pointer was written under
+// it; a lease taken with latest at or below the bound, or after the heal,
+// does not count; minimum-work fails a run that names the window and never
+// reached it.
+func TestWindowStalePublisher(t *testing.T) {
+	take := func(r *revs, node string, lease int64) {
+		r.rev++
+		r.put(r.ks.SnapshotMaintenance(), []byte(fmt.Sprintf("%s/%x/nonce", node, lease)), lease)
+	}
+	for _, c := range []struct {
+		name    string
+		history func(r *revs) (hitRev, healRev int64)
+		reached map[string]int
+	}{
+		{"lease below latest, no publication", func(r *revs) (int64, int64) {
+			hit := r.rev // prefix 3 when the hit was seen
+			appendN(r, 3)
+			r.lease(7)
+			r.publish(6, 7, 1) // another node publishes past the held cursor
+			r.lease(0)
+			take(r, "master-1", 8)
+			r.lease(0)
+			return hit, r.rev + 1
+		}, map[string]int{"lease taken below latest, nothing published": 1}},
+		{"lease below latest, a pointer written", func(r *revs) (int64, int64) {
+			hit := r.rev
+			appendN(r, 3)
+			r.publish(6, 7, 1)
+			take(r, "master-1", 8)
+			r.publish(6, 8, 1) // under master-1's lease
+			r.lease(0)
+			return hit, r.rev + 1
+		}, map[string]int{"lease taken below latest, a pointer written under it": 1}},
+		{"latest not above the bound", func(r *revs) (int64, int64) {
+			appendN(r, 3)
+			hit := r.rev // prefix 6, latest 2
+			take(r, "master-1", 8)
+			r.lease(0)
+			return hit, r.rev + 1
+		}, map[string]int{}},
+		{"lease taken after the heal", func(r *revs) (int64, int64) {
+			hit := r.rev
+			appendN(r, 3)
+			r.publish(6, 7, 1)
+			heal := r.rev
+			take(r, "master-1", 8)
+			r.lease(0)
+			return hit, heal
+		}, map[string]int{}},
+		{"another node's lease", func(r *revs) (int64, int64) {
+			hit := r.rev
+			appendN(r, 3)
+			r.publish(6, 7, 1)
+			take(r, "master-2", 8)
+			r.lease(0)
+			return hit, r.rev + 1
+		}, map[string]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRevs()
+			r.claim(1)
+			appendN(r, 3)
+			r.lease(1)
+			r.publish(2, 1, 1)
+			r.lease(0)
+			hit, heal := c.history(r)
+			in := windowRun(r, "stale-publisher")
+			in.Events = append(in.Events,
+				Event{Kind: "hit", Name: "standbyBeforeApply", Target: "[master-1]", Detail: "frozen", OK: true, EtcdRevision: hit},
+				Event{Kind: "heal", Name: "failpoint", Target: "[master-1]", Detail: "frozen", OK: true, EtcdRevision: heal})
+			require.Equal(t, c.reached, countStalePublisher(in))
+			n := 0
+			for _, v := range c.reached {
+				n += v
+			}
+			requireReached(t, in, "stale-publisher", n > 0, n)
+		})
+	}
 }

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
@@ -54,6 +58,8 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		})
 	case "failpoint":
 		return r.waitFailpoint(ctx, w)
+	case "maintenance":
+		return r.waitMaintenance(ctx, w)
 	case "pruned":
 		return r.pollShape(ctx, func(sh oplogShape) (bool, string) {
 			return sh.Floor > 0 && sh.Lowest > sh.Floor, sh.String()
@@ -105,7 +111,7 @@ func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 	}
 	hits := max(w.Hits, 1)
 	defer func() { r.lastFailpointHit = fmt.Sprintf("%s@%s×%d", name, node, hits) }()
-	return poll(ctx, func() (bool, string) {
+	err := poll(ctx, func() (bool, string) {
 		n, err := r.env.FailpointHits(ctx, node, name)
 		if err != nil {
 			return false, err.Error()
@@ -115,6 +121,53 @@ func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 		}
 		return n >= hits, fmt.Sprintf("failpoint %s fired %d of %d times on %s", name, n, hits, node)
 	})
+	if err == nil {
+		// The hit, with etcd's revision once it was seen: whatever the node
+		// held there had done is bounded by the namespace at that revision
+		// (the stale-publisher window's cursor bound).
+		rev, _ := r.env.EtcdRevision(ctx)
+		r.events.push(audit.Event{Kind: "hit", Name: name, Target: "[" + node + "]", Detail: w.Node, OK: true, EtcdRevision: rev})
+	}
+	return err
+}
+
+// waitMaintenance waits until node has held the maintenance lease and let
+// it go (a put of the maintenance key with an owner token of the node's,
+// then the key's delete or another's put), watching etcd from the wait's
+// start: the node's attempt under the lease is over.
+func (r *run) waitMaintenance(ctx context.Context, w *scenario.Wait) error {
+	node := w.Node
+	if n, ok := r.nodeOf(w.Node); ok {
+		node = n
+	}
+	cli, ks, err := r.etcd()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	rev, err := r.env.EtcdRevision(ctx)
+	if err != nil {
+		return err
+	}
+	held := false
+	for resp := range cli.Watch(ctx, ks.SnapshotMaintenance(), clientv3.WithRev(rev+1)) {
+		if err := resp.Err(); err != nil {
+			return err
+		}
+		for _, ev := range resp.Events {
+			mine := ev.Type == clientv3.EventTypePut && strings.HasPrefix(string(ev.Kv.Value), node+"/")
+			switch {
+			case mine:
+				held = true
+			case held:
+				return nil
+			}
+		}
+	}
+	if held {
+		return fmt.Errorf("%s took the maintenance lease and still held it: %w", node, ctx.Err())
+	}
+	return fmt.Errorf("%s never took the maintenance lease: %w", node, ctx.Err())
 }
 
 func excludeNote(n string) string {

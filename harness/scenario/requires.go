@@ -58,7 +58,7 @@ func (sc *Scenario) Requires() []masterkind.Capability {
 			switch s.Wait.For {
 			case "caught-up":
 				add(masterkind.Cursor)
-			case "snapshots", "pruned":
+			case "snapshots", "pruned", "maintenance":
 				add(masterkind.Snapshots)
 			case "metric":
 				add(masterkind.ProjectMetrics)

@@ -125,11 +125,11 @@ type Step struct {
 
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | suffix | metric | failpoint
+	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | suffix | maintenance | metric | failpoint
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
-	Node      string        `yaml:"node,omitempty"`      // role: node name or a fault's `as` name
+	Node      string        `yaml:"node,omitempty"`      // role, maintenance: node name or a fault's `as` name
 	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
 	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
 	// Batches (suffix): until the durable prefix is this many batches above
@@ -560,6 +560,10 @@ func (sc *Scenario) validate() []string {
 				if w.Batches <= 0 {
 					bad(s.Line, "step %d: wait for suffix needs batches > 0", i+1)
 				}
+			case "maintenance": // the node took the maintenance lease and let it go
+				if w.Node == "" {
+					bad(s.Line, "step %d: wait for maintenance needs node (a master or a fault's `as` name)", i+1)
+				}
 			case "failpoint":
 				if w.Node == "" {
 					bad(s.Line, "step %d: wait for failpoint needs node (a master, or the `as` name of a failpoint fault)", i+1)
@@ -574,7 +578,7 @@ func (sc *Scenario) validate() []string {
 					bad(s.Line, "step %d: wait for metric needs metric: {node, sample, min}", i+1)
 				}
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned, suffix, metric or failpoint", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned, suffix, maintenance, metric or failpoint", i+1, w.For)
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {

@@ -28,6 +28,8 @@ var Failpoints = []FailpointInfo{
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
 	{fpPrimaryBeforeStepDown, "primaryBeforeStepDown", "primary: its term ended (election session lost, committer failed, " +
 		"or shutdown), not yet stepped down: still marked serving, so reads and writes still arrive (a deposed primary that has not noticed)"},
+	{fpSnapshotBeforeLease, "snapshotBeforeLease", "standby snapshot: admitted (a snapshot is due, the cursor above latest), " +
+		"the maintenance lease not yet asked for (admission is made again under it)"},
 	{fpSnapshotAfterCopy, "snapshotAfterCopy", "standby snapshot: capture copied, role generation not yet re-checked (a promotion here discards it)"},
 	{fpSnapshotTornCursor, "snapshotTornCursor", "standby snapshot: with return(true) the capture's sequence cursor is off " +
 		"by one from its batch (the cursor check must reject it)"},
@@ -74,6 +76,7 @@ var (
 	fpLegacyImportAfterWrite  = gofail.NewFailpoint("legacyImportAfterWrite")
 	fpLegacyImportAfterCommit = gofail.NewFailpoint("legacyImportAfterCommit")
 
+	fpSnapshotBeforeLease   = gofail.NewFailpoint("snapshotBeforeLease")
 	fpSnapshotAfterCopy     = gofail.NewFailpoint("snapshotAfterCopy")
 	fpSnapshotBeforeUpload  = gofail.NewFailpoint("snapshotBeforeUpload")
 	fpSnapshotBeforeCAS     = gofail.NewFailpoint("snapshotBeforeCAS")

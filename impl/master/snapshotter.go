@@ -264,6 +264,7 @@ func (m *Master) attemptSnapshot(ctx context.Context) (err error) {
 	if _, _, err := m.admit(ctx); err != nil {
 		return err
 	}
+	hit(fpSnapshotBeforeLease)
 	lease, err := publish.AcquireLease(ctx, m.cli, m.ks, m.cfg.nodeID(), int64(max(10, m.cfg.SnapshotIntervalSeconds)))
 	if errors.Is(err, publish.ErrLeaseHeld) {
 		return skip("lease_held")
