@@ -25,7 +25,7 @@ import (
 // A scenario that needs what upstream's master lacks is not run against
 // it: the outcome says which capabilities, and nothing is started.
 func TestWhatUpstreamLacksIsSkippedWithTheReason(t *testing.T) {
-	sc, err := scenario.Load("../../scenarios/pr/crash-each-object.yaml")
+	sc, err := scenario.Load("../../scenarios/nightly/crash-each-object.yaml")
 	require.NoError(t, err)
 	out := t.TempDir()
 	o, err := runner.Run(context.Background(), sc, runner.Options{Out: out, Master: masterkind.MooncakeName})
