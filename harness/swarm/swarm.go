@@ -46,6 +46,10 @@ func fault(as string, s faults.Spec) scenario.Step {
 
 func heal(as string) scenario.Step { return scenario.Step{Heal: as} }
 
+func waitFailpoint(as string) scenario.Step {
+	return scenario.Step{Wait: &scenario.Wait{For: "failpoint", Node: as, Timeout: 60 * time.Second}}
+}
+
 func waitPrimary(excluding string) scenario.Step {
 	return scenario.Step{Wait: &scenario.Wait{For: "primary", Excluding: excluding, Timeout: 60 * time.Second}}
 }
@@ -97,6 +101,48 @@ var windows = []move{
 			{Restart: &scenario.Restart{Target: "all-masters", Mode: "cold", Config: map[string]any{"snapshot_interval_seconds": 3600}}},
 			waitPrimary(""), suffix,
 			{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash", Config: map[string]any{"snapshot_interval_seconds": 1}}},
+		}
+	}},
+	{"deposed-reads", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
+		// Window deposed-reads: the primary cut off from etcd and held
+		// before it steps down; a probe writes at its successor and reads
+		// at it.
+		return []scenario.Step{
+			fault(as, faults.Spec{Kind: "failpoint", Target: "primary", Name: "primaryBeforeStepDown", Term: `1*return("hold")`}),
+			fault(as+"-cut", faults.Spec{Kind: "link-down", Target: as, Link: "{target}.etcd-*"}),
+			waitFailpoint(as), waitPrimary(as),
+			{Probe: &scenario.Probe{Node: as, Keys: 1 + r.IntN(5)}},
+			heal(as + "-cut"), heal(as),
+		}
+	}},
+	{"foreign-batch-at-id", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
+		// Window foreign-batch-at-id: an append sent over cut links, held
+		// before its read-back until a successor has acknowledged from its
+		// batch id on.
+		return []scenario.Step{
+			fault(as, faults.Spec{Kind: "failpoint", Target: "primary", Name: "primaryAppendUnknown", Term: `1*return("hold")`}),
+			fault(as+"-held", faults.Spec{Kind: "failpoint", Target: as, Name: "primaryBeforeAppend", Term: `1*return("hold")`}),
+			waitFailpoint(as + "-held"),
+			fault(as+"-cut", faults.Spec{Kind: "link-down", Target: as, Link: "{target}.etcd-*"}),
+			heal(as + "-held"), waitFailpoint(as), waitPrimary(as),
+			{Probe: &scenario.Probe{Node: as, Keys: 1 + r.IntN(3)}},
+			heal(as + "-cut"), heal(as),
+		}
+	}},
+	{"stale-publisher", func(sh shape) bool { return sh.Snapshots && sh.Masters >= 3 }, func(r *rand.Rand, _ shape, as string) []scenario.Step {
+		// Window stale-publisher: a standby admitted, its applier frozen,
+		// the other publishing past it and then held, the stale one let
+		// take the lease.
+		return []scenario.Step{
+			fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "snapshotBeforeLease", Term: `1*return("hold")`}),
+			waitFailpoint(as),
+			fault(as+"-frozen", faults.Spec{Kind: "failpoint", Target: as, Name: "standbyBeforeApply", Term: `1*return("hold")`}),
+			waitFailpoint(as + "-frozen"),
+			{Wait: &scenario.Wait{For: "snapshots", Count: 2, Timeout: 60 * time.Second}},
+			fault(as+"-other", faults.Spec{Kind: "failpoint", Target: "standby", Excluding: as, Name: "snapshotBeforeLease", Term: `1*return("hold")`}),
+			waitFailpoint(as + "-other"),
+			heal(as), {Wait: &scenario.Wait{For: "maintenance", Node: as, Timeout: 60 * time.Second}},
+			heal(as + "-frozen"), heal(as + "-other"),
 		}
 	}},
 	{"crash-after-floor", withRetention, func(r *rand.Rand, _ shape, as string) []scenario.Step {
