@@ -30,14 +30,14 @@ func (r *run) probe(ctx context.Context, p *scenario.Probe) error {
 	if n, ok := r.nodeOf(p.Node); ok {
 		node = n
 	}
-	var at, successor string
+	var at, successor, successorURL string
 	hs := r.cluster.Masters.Health(ctx)
 	for i, n := range r.cluster.Masters.Nodes {
 		switch {
 		case n.Name == node:
 			at = n.URL
 		case hs[i].Serving && hs[i].Role == "primary" && successor == "":
-			successor = n.Name
+			successor, successorURL = n.Name, n.URL
 		}
 	}
 	if at == "" {
@@ -45,12 +45,6 @@ func (r *run) probe(ctx context.Context, p *scenario.Probe) error {
 	}
 	if successor == "" {
 		return fmt.Errorf("probe: no serving primary other than %s to write at", node)
-	}
-	successorURL := ""
-	for _, n := range r.cluster.Masters.Nodes {
-		if n.Name == successor {
-			successorURL = n.URL
-		}
 	}
 	keys := p.Keys
 	if keys == 0 {

@@ -39,6 +39,9 @@ steps:
     traffic: stop
   - wait: {for: role}
   - restart: {target: everything, mode: gentle}
+  - probe: {keys: 3}
+  - wait: {for: suffix}
+  - wait: {for: maintenance}
 expect:
   audits: [acknowledged-data, vibes]
 `
@@ -53,6 +56,9 @@ expect:
 		`line 9: step 5: wait for role needs node and role`,
 		`line 10: step 6: restart target "everything"`,
 		`line 10: step 6: restart mode "gentle"`,
+		"line 11: step 7: probe needs node",
+		"line 12: step 8: wait for suffix needs batches > 0",
+		"line 13: step 9: wait for maintenance needs node",
 		`unknown audit "vibes"`,
 	} {
 		require.Contains(t, joined, want)
