@@ -87,7 +87,9 @@ func windowCounts(in *Input) map[string]int {
 // them (a crash, a stop, a restart), with etcd's revision then and how many
 // masters it ended: what a bootstrap read is the namespace at that revision
 // (nothing of the namespace moves while every master is down, and a single
-// restarted master reads it within its first moment).
+// restarted master reads it within its first moment). A master a fault
+// took down until its heal (kill, stop) starts at the heal: its revision
+// then is the start's.
 type start struct {
 	rev   int64
 	nodes int
@@ -95,10 +97,22 @@ type start struct {
 
 func startsOf(events []Event) []start {
 	var out []start
-	for _, e := range events {
-		if len(e.Ended) > 0 && e.EtcdRevision > 0 {
-			out = append(out, start{e.EtcdRevision, len(e.Ended)})
+	for i, e := range events {
+		if len(e.Ended) == 0 || e.EtcdRevision <= 0 {
+			continue
 		}
+		rev := e.EtcdRevision
+		if e.Kind == "fault" && e.Detail != "" {
+			for _, later := range events[i+1:] {
+				if later.Kind == "heal" && later.Detail == e.Detail {
+					// A restart's own heal carries no revision: its masters
+					// started at once, with the namespace as they left it.
+					rev = max(rev, later.EtcdRevision)
+					break
+				}
+			}
+		}
+		out = append(out, start{rev, len(e.Ended)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].rev < out[j].rev })
 	return out
@@ -219,8 +233,9 @@ func countLatestUnreadablePruned(in *Input) map[string]int {
 
 // countStalePublisher counts window 1: the maintenance lease taken by a
 // node whose applier was held — the runner's timeline has the hit of
-// standbyBeforeApply on it, with etcd's revision once the hit was seen,
-// and the heal of that fault — while the latest pointer named a batch
+// standbyBeforeApply on it, with etcd's revision once the hit was seen and
+// the fault that armed it, until that fault's heal or the node's end —
+// while the latest pointer named a batch
 // above the durable prefix at the hit, so above any cursor the node can
 // have had. By whether a pointer was written while the node held the
 // lease: it must not have been (a publisher below latest has nothing
@@ -239,12 +254,16 @@ func countStalePublisher(in *Input) map[string]int {
 	}
 	var holds []*hold
 	for i, e := range in.Events {
-		if e.Kind != "hit" || e.Name != standbyBeforeApply || e.EtcdRevision <= 0 {
+		// A hit the runner tied to the fault that armed it (Detail: its
+		// name): the hold lasts until that fault's heal, or until the node's
+		// process ends (a node started again bootstraps past the hold).
+		if e.Kind != "hit" || e.Name != standbyBeforeApply || e.EtcdRevision <= 0 || e.Detail == "" {
 			continue
 		}
 		h := &hold{node: strings.Trim(e.Target, "[]"), from: e.EtcdRevision, to: math.MaxInt64}
 		for _, later := range in.Events[i+1:] {
-			if later.Kind == "heal" && later.Name == "failpoint" && later.Detail == e.Detail && later.EtcdRevision > 0 {
+			healed := later.Kind == "heal" && later.Name == "failpoint" && later.Detail == e.Detail
+			if (healed || slices.Contains(later.Ended, h.node)) && later.EtcdRevision > 0 {
 				h.to = later.EtcdRevision
 				break
 			}
@@ -305,9 +324,14 @@ func countStalePublisher(in *Input) map[string]int {
 	return out
 }
 
-// standbyBeforeApply is the failpoint that holds a standby's applier: its
-// hit bounds the node's cursor (countStalePublisher).
-const standbyBeforeApply = "standbyBeforeApply"
+// The failpoints whose hits windows are counted by: standbyBeforeApply
+// holds a standby's applier (its hit bounds the node's cursor:
+// countStalePublisher); primaryAppendUnknown holds a primary whose append
+// went unanswered (countForeignBatchAtID).
+const (
+	standbyBeforeApply   = "standbyBeforeApply"
+	primaryAppendUnknown = "primaryAppendUnknown"
+)
 
 // longReplayPages is how many of the reader's pages a replay must span to
 // be long: a replay of one or two pages never reuses a page's buffers, never
@@ -357,12 +381,15 @@ func countLongReplay(in *Input) map[string]int {
 }
 
 // countDeposedReads counts window 6 from the client history: reads a node
-// answered (served, or refused with a code) after another node
-// acknowledged a mutation later than the node's own last acknowledgement
-// before the read — a successor had acknowledged a newer write, so the node
-// was deposed — by whether the read was served or how it was refused. A
-// read no node answered (a transport error: the node was down or cut off
-// from its clients) reached no primary and does not count.
+// answered as the primary it took itself for (served, or refused by its
+// read barrier) after another node acknowledged a mutation later than the
+// node's own last acknowledgement before the read — a successor had
+// acknowledged a newer write, so the node was deposed — by whether the read
+// was served or how it was refused. A read no node answered (a transport
+// error: the node was down or cut off from its clients), or one refused by
+// a node that knew it was not the primary (not_primary, not_serving), did
+// not reach a deposed primary and does not count. A node deposed and
+// elected again counts its reads until its first new acknowledgement.
 func countDeposedReads(in *Input) map[string]int {
 	out := map[string]int{}
 	var all []int64                // every acknowledgement's completion, in order
@@ -381,7 +408,7 @@ func countDeposedReads(in *Input) map[string]int {
 	before := func(at []int64, t int64) int { return sort.Search(len(at), func(i int) bool { return at[i] >= t }) } // how many < t
 	for i := range in.Ops {
 		g := &in.Ops[i]
-		if g.Kind != history.Get || (g.Outcome != history.OK && (g.Code == "" || g.Code == "get_failed")) {
+		if g.Kind != history.Get || (g.Outcome != history.OK && !refusedAsPrimary(g.Code)) {
 			continue
 		}
 		own := byNode[g.Node]
@@ -403,15 +430,28 @@ func countDeposedReads(in *Input) map[string]int {
 	return out
 }
 
-// countForeignBatchAtID counts window 7 from the client history: the
-// mutations a node had in flight when another node acknowledged a mutation
-// from the batch id the node would have appended next (one past the
-// highest batch it had acknowledged from when the mutation was sent), and
-// answered only after that acknowledgement — the node's append at that id
-// was unanswered, and the batch there was another primary's — by outcome
-// (ok is what must never be: the audits of durable acknowledgement judge
-// it). A mutation of the node's that another node's batch did not overtake
-// does not count.
+// refusedAsPrimary: a read refused with code was refused by a node that
+// still took itself for the primary (a read barrier that could not confirm
+// its view, say), not by one that knew it was not (not_primary,
+// not_serving) or that no node answered (get_failed, or no code).
+func refusedAsPrimary(code string) bool {
+	switch code {
+	case "", "get_failed", "not_primary", "not_serving":
+		return false
+	}
+	return true
+}
+
+// countForeignBatchAtID counts window 7 from the client history and the
+// timeline: the mutations that were in flight at a node when the runner
+// saw the node's append unanswered (a hit of primaryAppendUnknown: the
+// client history cannot tell an append that went unanswered from one etcd
+// refused), while another node acknowledged from the batch id the node
+// would have appended next (one past the highest it had acknowledged from
+// when the mutation was sent), and that were answered only after that —
+// another primary's batch sat at the id the node was resolving — by
+// outcome (ok is what must never be: the audits of durable acknowledgement
+// judge it).
 func countForeignBatchAtID(in *Input) map[string]int {
 	out := map[string]int{}
 	type ack struct {
@@ -438,9 +478,19 @@ func countForeignBatchAtID(in *Input) map[string]int {
 			acks[i].highest = hi
 		}
 	}
+	unanswered := map[string][]int64{} // node → when its appends were seen unanswered
+	for _, e := range in.Events {
+		if e.Kind == "hit" && e.Name == primaryAppendUnknown {
+			node := strings.Trim(e.Target, "[]")
+			unanswered[node] = append(unanswered[node], e.At)
+		}
+	}
 	for i := range in.Ops {
 		m := &in.Ops[i]
 		if _, mutation := ackedOp(m); !mutation {
+			continue
+		}
+		if !slices.ContainsFunc(unanswered[m.Node], func(at int64) bool { return m.Invoke < at && at < m.Complete }) {
 			continue
 		}
 		own := byNode[m.Node]

@@ -9,9 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// restartAll records a crash-restart of two masters at the current revision.
+// restartAll records a crash-restart of two masters at the current
+// revision, as the runner does: the restart, then its heal (no revision).
 func restartAll(in *Input, rev int64) {
-	in.Events = append(in.Events, Event{Kind: "fault", Name: "restart-crash", Ended: []string{"master-0", "master-1"}, EtcdRevision: rev})
+	in.Events = append(in.Events,
+		Event{Kind: "fault", Name: "restart-crash", Detail: "restart-all", Ended: []string{"master-0", "master-1"}, EtcdRevision: rev},
+		Event{Kind: "heal", Name: "restart-crash", Detail: "restart-all", OK: true})
 }
 
 // windowRun is a run that names window id, with enough work otherwise.
@@ -197,7 +200,8 @@ func appendN(r *revs, n int) {
 // answered it had acknowledged a mutation, and another node acknowledged
 // one after that and before the read was sent, by whether it was served
 // or how it was refused; a read before the succession, a transport
-// failure, a read at the successor, and a read after the node acknowledged
+// failure, a refusal by a node that knew it was not the primary, a read at
+// the successor, and a read after the node acknowledged
 // again do not count; minimum-work fails a run that names the window and
 // never reached it.
 func TestWindowDeposedReads(t *testing.T) {
@@ -208,9 +212,10 @@ func TestWindowDeposedReads(t *testing.T) {
 		at(op("put", "b", "ok", 5, 6), "master-1", ""), // the successor acknowledges
 		at(op("get", "b", "ok", 7, 8), "master-0", ""), // served by the deposed node
 		at(op("get", "b", "failed", 9, 10), "master-0", "read_barrier"),
-		at(op("get", "b", "failed", 11, 12), "master-0", "get_failed"), // no answer: not a read at a primary
-		at(op("get", "b", "ok", 13, 14), "master-1", ""),               // the successor itself
-		at(op("put", "c", "ok", 15, 16), "master-0", ""),               // master-0 primary again
+		at(op("get", "b", "failed", 11, 12), "master-0", "get_failed"),  // no answer: not a read at a primary
+		at(op("get", "b", "failed", 11, 12), "master-0", "not_primary"), // a node that knew it was not the primary
+		at(op("get", "b", "ok", 13, 14), "master-1", ""),                // the successor itself
+		at(op("put", "c", "ok", 15, 16), "master-0", ""),                // master-0 primary again
 		at(op("get", "c", "ok", 17, 18), "master-0", ""),
 	}
 	in := windowRun(newRevs(), "deposed-reads")
@@ -227,10 +232,12 @@ func TestWindowDeposedReads(t *testing.T) {
 }
 
 // TestWindowForeignBatchAtID: a mutation counts into window 7 when it was
-// in flight at its node while another node acknowledged from the batch id
-// the node would have appended next, and was answered after; a mutation
-// answered before, one sent after the foreign acknowledgement, and one of a
-// node that never acknowledged do not count; minimum-work fails a run that
+// in flight at its node when the runner saw the node's append unanswered
+// and while another node acknowledged from the batch id the node would
+// have appended next, and was answered after; without the unanswered
+// append nothing counts, and a mutation answered before, one sent after the
+// foreign acknowledgement, and one of a node that never acknowledged do
+// not count; minimum-work fails a run that
 // names the window and never reached it.
 func TestWindowForeignBatchAtID(t *testing.T) {
 	mut := func(key, outcome, code, node string, invoke, complete int64, batch uint64) history.Op {
@@ -253,6 +260,10 @@ func TestWindowForeignBatchAtID(t *testing.T) {
 		in.Ops[i].Node = "master-3"
 		in.Ops[i].Invoke, in.Ops[i].Complete = -1000+int64(i), -999+int64(i)
 	}
+	unanswered := []Event{{At: 7, Kind: "hit", Name: "primaryAppendUnknown", Target: "[master-0]", OK: true, EtcdRevision: 9},
+		{At: 7, Kind: "hit", Name: "primaryAppendUnknown", Target: "[master-2]", OK: true, EtcdRevision: 9}}
+	require.Empty(t, countForeignBatchAtID(in), "without the runner seeing an append unanswered, a refusal is not this window")
+	in.Events = append(in.Events, unanswered...)
 	require.Equal(t, map[string]int{"unknown append_unknown": 1, "ok": 1}, countForeignBatchAtID(in))
 	requireReached(t, in, "foreign-batch-at-id", true, 2)
 
@@ -340,6 +351,32 @@ func TestWindowStalePublisher(t *testing.T) {
 				n += v
 			}
 			requireReached(t, in, "stale-publisher", n > 0, n)
+			if n == 0 {
+				return
+			}
+			// The same history with the node's process ended before the
+			// lease (it bootstraps past the hold when it starts again), or a
+			// hit no fault armed (no heal can end it): nothing counts.
+			ended := in.Events[len(in.Events)-2]
+			in.Events = append(in.Events[:len(in.Events)-2:len(in.Events)-2], ended,
+				Event{Kind: "fault", Name: "kill", Target: "[master-1]", Detail: "k", OK: true, Ended: []string{"master-1"}, EtcdRevision: hit + 1})
+			require.Empty(t, countStalePublisher(in))
+			in.Events = append(in.Events[:len(in.Events)-2:len(in.Events)-2],
+				Event{Kind: "hit", Name: "standbyBeforeApply", Target: "[master-1]", OK: true, EtcdRevision: hit})
+			require.Empty(t, countStalePublisher(in))
 		})
 	}
+}
+
+// TestStartsAreWhereNodesStart: a restart starts its masters at its own
+// revision; a master a fault took down until its heal starts at the heal's.
+func TestStartsAreWhereNodesStart(t *testing.T) {
+	events := []Event{
+		{Kind: "fault", Name: "restart-crash", Detail: "restart-all", Ended: []string{"master-0", "master-1"}, EtcdRevision: 10},
+		{Kind: "heal", Name: "restart-crash", Detail: "restart-all"},
+		{Kind: "fault", Name: "kill", Detail: "k", Ended: []string{"master-2"}, EtcdRevision: 20},
+		{Kind: "heal", Name: "kill", Detail: "k", EtcdRevision: 35},
+		{Kind: "fault", Name: "stop", Detail: "never-healed", Ended: []string{"master-1"}, EtcdRevision: 40},
+	}
+	require.Equal(t, []start{{10, 2}, {35, 1}, {40, 1}}, startsOf(events))
 }

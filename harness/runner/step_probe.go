@@ -65,6 +65,9 @@ func (r *run) probe(ctx context.Context, p *scenario.Probe) error {
 		put.Outcome, put.Code, put.BatchID, put.Seq = res.Outcome, res.Code, res.BatchID, res.Seq
 		put.Complete = r.rec.Now()
 		r.rec.Add(put)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if put.Outcome != history.OK {
 			continue // only an acknowledged put makes the read a question
 		}

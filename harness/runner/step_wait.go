@@ -102,8 +102,9 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 // of times on its node: the window it marks has been reached (and, for a
 // hold term, the node stays in it until the fault is healed).
 func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
-	node, name := w.Node, w.Failpoint
+	node, name, fault := w.Node, w.Failpoint, ""
 	if in, ok := r.injectedOrHealed(w.Node); ok && len(in.Targets) > 0 {
+		fault = w.Node
 		node, _ = r.nodeOf(w.Node)
 		if name == "" && in.Spec.Kind == "failpoint" {
 			name = in.Spec.Name
@@ -122,19 +123,23 @@ func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 		return n >= hits, fmt.Sprintf("failpoint %s fired %d of %d times on %s", name, n, hits, node)
 	})
 	if err == nil {
-		// The hit, with etcd's revision once it was seen: whatever the node
-		// held there had done is bounded by the namespace at that revision
-		// (the stale-publisher window's cursor bound).
-		rev, _ := r.env.EtcdRevision(ctx)
-		r.events.push(audit.Event{Kind: "hit", Name: name, Target: "[" + node + "]", Detail: w.Node, OK: true, EtcdRevision: rev})
+		// The hit, with etcd's revision once it was seen (whatever the node
+		// held there had done is bounded by the namespace at that revision:
+		// the stale-publisher window's cursor bound) and the fault that
+		// armed it, whose heal ends the hold ("": the wait named a master).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		rev, _ := r.env.EtcdRevision(rctx)
+		cancel()
+		r.events.push(audit.Event{Kind: "hit", Name: name, Target: "[" + node + "]", Detail: fault, OK: true, EtcdRevision: rev})
 	}
 	return err
 }
 
 // waitMaintenance waits until node has held the maintenance lease and let
 // it go (a put of the maintenance key with an owner token of the node's,
-// then the key's delete or another's put), watching etcd from the wait's
-// start: the node's attempt under the lease is over.
+// then the key's delete or another's put): the node's attempt under the
+// lease is over. It watches etcd from the last heal before it (a node a
+// heal let go may take and drop the lease in a moment), else from now.
 func (r *run) waitMaintenance(ctx context.Context, w *scenario.Wait) error {
 	node := w.Node
 	if n, ok := r.nodeOf(w.Node); ok {
@@ -145,9 +150,11 @@ func (r *run) waitMaintenance(ctx context.Context, w *scenario.Wait) error {
 		return err
 	}
 	defer cli.Close()
-	rev, err := r.env.EtcdRevision(ctx)
-	if err != nil {
-		return err
+	rev := r.events.lastHealRevision()
+	if rev == 0 {
+		if rev, err = r.env.EtcdRevision(ctx); err != nil {
+			return err
+		}
 	}
 	held := false
 	for resp := range cli.Watch(ctx, ks.SnapshotMaintenance(), clientv3.WithRev(rev+1)) {

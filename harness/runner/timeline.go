@@ -53,6 +53,18 @@ func (t *timeline) addFault(kind, name, target, detail string, in *faults.Inject
 		Revisions: in.Revisions, Corrupted: in.Corrupted, Ended: in.Ended, EtcdRevision: in.AtRevision, Anchor: anchor})
 }
 
+// lastHealRevision is etcd's revision as the last heal began (0: none).
+func (t *timeline) lastHealRevision() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(t.events) - 1; i >= 0; i-- {
+		if e := t.events[i]; e.Kind == "heal" && e.EtcdRevision > 0 {
+			return e.EtcdRevision
+		}
+	}
+	return 0
+}
+
 func (t *timeline) lastEvent() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -61,6 +61,10 @@ var readPageSizes = []int{8, 16}
 
 const longReplayBatches = 3 * 16
 
+// drawnInterval stands for the run's drawn snapshot interval in a move's
+// restart config: Draw puts the drawn value in its place.
+const drawnInterval = -1
+
 // windows are the moves aimed at one crash window each: a failpoint armed
 // by name where it is reached, alone or with the fault that makes the
 // window matter.
@@ -92,7 +96,7 @@ var windows = []move{
 		// Window long-replay: every master crashes with the durable prefix
 		// 3 pages of the largest drawn page size above the newest pointer;
 		// with snapshots, publication is stopped by a rollout until then
-		// and resumes at one second after.
+		// and resumes at the drawn interval after.
 		suffix := scenario.Step{Wait: &scenario.Wait{For: "suffix", Batches: longReplayBatches, Timeout: 60 * time.Second}}
 		if !sh.Snapshots {
 			return []scenario.Step{suffix, scenario.Step{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash"}}}
@@ -100,7 +104,7 @@ var windows = []move{
 		return []scenario.Step{
 			{Restart: &scenario.Restart{Target: "all-masters", Mode: "cold", Config: map[string]any{"snapshot_interval_seconds": 3600}}},
 			waitPrimary(""), suffix,
-			{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash", Config: map[string]any{"snapshot_interval_seconds": 1}}},
+			{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash", Config: map[string]any{"snapshot_interval_seconds": drawnInterval}}},
 		}
 	}},
 	{"deposed-reads", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
@@ -278,6 +282,11 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 		drawn = append(drawn, "restart-all")
 	}
 	steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "caught-up", Timeout: 60 * time.Second}})
+	for _, st := range steps {
+		if st.Restart != nil && st.Restart.Config["snapshot_interval_seconds"] == drawnInterval {
+			st.Restart.Config["snapshot_interval_seconds"] = cfg["snapshot_interval_seconds"]
+		}
+	}
 	sc := &scenario.Scenario{
 		Name: fmt.Sprintf("swarm-%d-%03d", seed, i),
 		Description: fmt.Sprintf("drawn by chaos swarm --seed %d (run %d): etcd %d, masters %d, snapshots %v, retention %v; moves %v", seed, i,

@@ -97,3 +97,26 @@ func TestWindowMovesExpectTheirWindow(t *testing.T) {
 		require.Positive(t, drawn[id], "no run of 200 drew %s", id)
 	}
 }
+
+// TestLongReplayRestoresTheDrawnInterval: the long-replay move stops
+// publication with an hour's interval and gives the run back the interval
+// it drew, never a placeholder.
+func TestLongReplayRestoresTheDrawnInterval(t *testing.T) {
+	restored := 0
+	for i := range 200 {
+		sc, err := Draw(7, i)
+		require.NoError(t, err)
+		for _, st := range sc.Steps {
+			if st.Restart == nil || st.Restart.Config == nil {
+				continue
+			}
+			v, ok := st.Restart.Config["snapshot_interval_seconds"]
+			if !ok || v == 3600 {
+				continue
+			}
+			require.Equal(t, sc.Cluster.Config["snapshot_interval_seconds"], v, sc.Name)
+			restored++
+		}
+	}
+	require.Positive(t, restored)
+}
