@@ -506,13 +506,18 @@ func countForeignBatchAtID(in *Input) map[string]int {
 		if !overtaken {
 			continue
 		}
-		what := m.Outcome
-		if m.Code != "" {
-			what += " " + m.Code
-		}
-		out[what]++
+		out[answer(m)]++
 	}
 	return out
+}
+
+// answer is what a client was answered, as a window counts it: the
+// outcome, and the code when there is one.
+func answer(op *history.Op) string {
+	if op.Code == "" {
+		return op.Outcome
+	}
+	return op.Outcome + " " + op.Code
 }
 
 // countDamagedView counts master starts into window 4: a durable prefix
@@ -592,11 +597,7 @@ func countZombiePrimary(in *Input) map[string]int {
 			}
 			for _, op := range in.Ops {
 				if _, mutation := ackedOp(&op); mutation && op.Node == node && op.Complete >= e.At {
-					what := op.Outcome
-					if op.Code != "" {
-						what += " " + op.Code
-					}
-					out["answered after its resume: "+what]++
+					out["answered after its resume: "+answer(&op)]++
 				}
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/scenario"
+	"github.com/oplogha/oplogha/harness/traffic"
 )
 
 // probeClient is the client id of probe ops in the history: apart from
@@ -62,7 +63,7 @@ func (r *run) probe(ctx context.Context, p *scenario.Probe) error {
 		pctx, cancel := context.WithTimeout(ctx, probeOpTimeout)
 		res := r.client.Put(pctx, successorURL, client.PutRequest{Tenant: tenant, Key: key, ClientID: fmt.Sprintf("0-%d", probeClient), Size: put.Size})
 		cancel()
-		put.Outcome, put.Code, put.BatchID, put.Seq = res.Outcome, res.Code, res.BatchID, res.Seq
+		traffic.FillMutation(&put, res)
 		put.Complete = r.rec.Now()
 		r.rec.Add(put)
 		if ctx.Err() != nil {
@@ -76,12 +77,11 @@ func (r *run) probe(ctx context.Context, p *scenario.Probe) error {
 		gctx, cancel := context.WithTimeout(ctx, probeOpTimeout)
 		obj, found, err := r.client.Get(gctx, at, tenant, key)
 		cancel()
-		if err != nil {
-			get.Outcome, get.Code = history.Failed, client.ReadCode(err) // a read changes nothing: judged only when served
-			refused++
-		} else {
-			get.Outcome, get.Found, get.GotSize = history.OK, found, obj.Size
+		traffic.FillRead(&get, obj, found, err)
+		if get.Outcome == history.OK {
 			served++
+		} else {
+			refused++
 		}
 		get.Complete = r.rec.Now()
 		r.rec.Add(get)

@@ -239,21 +239,17 @@ func (g *Generator) do(ctx context.Context, url string, op *history.Op) {
 	switch op.Kind {
 	case history.Put:
 		r := g.cli.Put(ctx, url, client.PutRequest{Tenant: op.Tenant, Key: op.Key, ClientID: fmt.Sprintf("0-%d", op.Client), Size: op.Size})
-		fill(op, r)
+		FillMutation(op, r)
 		if op.Outcome == history.OK || op.Reput { // a second put returns its key, whatever it met
 			g.mu.Lock()
 			g.pool = append(g.pool, key{op.Tenant, op.Key})
 			g.mu.Unlock()
 		}
 	case history.Remove:
-		fill(op, g.cli.Remove(ctx, url, op.Tenant, op.Key))
+		FillMutation(op, g.cli.Remove(ctx, url, op.Tenant, op.Key))
 	case history.Get:
 		obj, found, err := g.cli.Get(ctx, url, op.Tenant, op.Key)
-		if err != nil {
-			op.Outcome, op.Code = history.Failed, client.ReadCode(err) // a read changes nothing: drop it from checks
-		} else {
-			op.Outcome, op.Found, op.GotSize = history.OK, found, obj.Size
-		}
+		FillRead(op, obj, found, err)
 	}
 	op.Complete = g.rec.Now()
 	if ctx.Err() != nil && op.Outcome == history.Unknown && op.Kind == history.Get {
@@ -262,6 +258,20 @@ func (g *Generator) do(ctx context.Context, url string, op *history.Op) {
 	g.rec.Add(*op)
 }
 
-func fill(op *history.Op, r client.Result) {
+// FillMutation records a mutation's answer in its op: outcome, code, and
+// the batch and sequence it was acknowledged from.
+func FillMutation(op *history.Op, r client.Result) {
 	op.Outcome, op.Code, op.BatchID, op.Seq = r.Outcome, r.Code, r.BatchID, r.Seq
+}
+
+// FillRead records a read's answer in its op: found and size when served;
+// failed with the master's refusal code (or get_failed when no master
+// answered) when not — a read changes nothing, so a failed one is dropped
+// from the checks.
+func FillRead(op *history.Op, obj client.Object, found bool, err error) {
+	if err != nil {
+		op.Outcome, op.Code = history.Failed, client.ReadCode(err)
+		return
+	}
+	op.Outcome, op.Found, op.GotSize = history.OK, found, obj.Size
 }
