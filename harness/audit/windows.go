@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -246,30 +245,7 @@ func countStalePublisher(in *Input) map[string]int {
 	if err != nil {
 		return out
 	}
-	type hold struct {
-		node     string
-		from, to int64  // the hit's revision, the heal's (MaxInt64: never healed)
-		bound    uint64 // the durable prefix at from: above the node's cursor while held
-		bounded  bool
-	}
-	var holds []*hold
-	for i, e := range in.Events {
-		// A hit the runner tied to the fault that armed it (Detail: its
-		// name): the hold lasts until that fault's heal, or until the node's
-		// process ends (a node started again bootstraps past the hold).
-		if e.Kind != "hit" || e.Name != standbyBeforeApply || e.EtcdRevision <= 0 || e.Detail == "" {
-			continue
-		}
-		h := &hold{node: strings.Trim(e.Target, "[]"), from: e.EtcdRevision, to: math.MaxInt64}
-		for _, later := range in.Events[i+1:] {
-			healed := later.Kind == "heal" && later.Name == "failpoint" && later.Detail == e.Detail
-			if (healed || slices.Contains(later.Ended, h.node)) && later.EtcdRevision > 0 {
-				h.to = later.EtcdRevision
-				break
-			}
-		}
-		holds = append(holds, h)
-	}
+	holds := applierHolds(in)
 	if len(holds) == 0 {
 		return out
 	}
@@ -289,11 +265,7 @@ func countStalePublisher(in *Input) map[string]int {
 		staleToken, published = "", false
 	}
 	for _, e := range evs {
-		for _, h := range holds {
-			if !h.bounded && e.Revision > h.from {
-				h.bound, h.bounded = prefix, true
-			}
-		}
+		bindHolds(holds, e.Revision, prefix)
 		switch {
 		case e.Key == ks.DurablePrefix() && e.Type == "put":
 			if p, err := batchlog.DecodeDurablePrefix(e.Value); err == nil {
@@ -332,53 +304,6 @@ const (
 	standbyBeforeApply   = "standbyBeforeApply"
 	primaryAppendUnknown = "primaryAppendUnknown"
 )
-
-// longReplayPages is how many of the reader's pages a replay must span to
-// be long: a replay of one or two pages never reuses a page's buffers, never
-// reads a page while it applies the one two before, never holds a scan
-// open across more than two etcd round trips.
-const longReplayPages = 3
-
-// countLongReplay counts masters' bootstraps into window 2: at each start of
-// masters the harness ended, the batches above the newest pointer that
-// decodes (latest, else fallback, else none: from batch 1) up to the
-// durable prefix — fewer than any bootstrap then replays, since none can
-// restore a snapshot newer than the newest pointer — spanning at least
-// longReplayPages of the reader's page (Input.ReadPageSize), by whether
-// the OpLog below was pruned (a floor above 0). Rebootstraps and
-// promotions' catch-ups are not counted yet: the cursor a running standby
-// replays from is its own account (docs/windows.md).
-func countLongReplay(in *Input) map[string]int {
-	out := map[string]int{}
-	if in.ReadPageSize <= 0 {
-		return out
-	}
-	keysAt(in, func(s start, ns *namespaceAt) {
-		raw, ok := ns.values[ns.ks.DurablePrefix()]
-		if !ok {
-			return
-		}
-		p, err := batchlog.DecodeDurablePrefix(raw)
-		if err != nil {
-			return
-		}
-		var base uint64
-		for _, key := range []string{ns.ks.SnapshotLatest(), ns.ks.SnapshotFallback()} {
-			if ptr, err := batchsnap.DecodePointer(ns.values[key]); err == nil {
-				base = max(base, ptr.LastIncludedBatchID)
-			}
-		}
-		if p.BatchID <= base || p.BatchID-base < uint64(longReplayPages*in.ReadPageSize) {
-			return
-		}
-		what := "bootstrap, OpLog complete"
-		if f, err := batchsnap.DecodeFloor(ns.values[ns.ks.CompactionFloor()]); err == nil && f.BatchID > 0 {
-			what = "bootstrap, OpLog pruned"
-		}
-		out[what] += s.nodes
-	})
-	return out
-}
 
 // countDeposedReads counts window 6 from the client history: reads a node
 // answered as the primary it took itself for (served, or refused by its

@@ -176,6 +176,91 @@ func TestWindowLongReplay(t *testing.T) {
 	}
 }
 
+// TestWindowLongReplayCatchUpAndRebootstrap: a node elected while its
+// applier was held counts as a promotion's long catch-up when the durable
+// prefix at its election is three pages above the prefix at the hold's
+// hit; a rebootstrap's hit counts when the prefix then is three pages above
+// the newest decodable pointer. An election after the heal, another node's
+// election, a prefix one batch short, or a pointer published close to the
+// prefix before the rebootstrap's hit do not count.
+func TestWindowLongReplayCatchUpAndRebootstrap(t *testing.T) {
+	const page = 4
+	hold := func(hit, heal int64) []Event {
+		return []Event{
+			{Kind: "hit", Name: "standbyBeforeApply", Target: "[master-1]", Detail: "behind", OK: true, EtcdRevision: hit},
+			{Kind: "heal", Name: "failpoint", Target: "[master-1]", Detail: "behind", OK: true, EtcdRevision: heal}}
+	}
+	for _, c := range []struct {
+		name    string
+		history func(r *revs) []Event
+		reached map[string]int
+	}{
+		{"elected while held, 12 batches behind", func(r *revs) []Event {
+			hit := r.rev // prefix 3
+			appendN(r, 12)
+			r.resign(1) // master-0's session ends: master-1 leads
+			elected := r.rev
+			return hold(hit, elected+1)
+		}, map[string]int{"promotion catch-up, OpLog complete": 1}},
+		{"elected while held, 11 batches behind", func(r *revs) []Event {
+			hit := r.rev
+			appendN(r, 11)
+			r.resign(1)
+			return hold(hit, r.rev+1)
+		}, map[string]int{}},
+		{"elected after the heal", func(r *revs) []Event {
+			hit := r.rev
+			appendN(r, 12)
+			heal := r.rev
+			r.resign(1)
+			return hold(hit, heal)
+		}, map[string]int{}},
+		{"another node elected", func(r *revs) []Event {
+			hit := r.rev
+			appendN(r, 12)
+			r.resign(2) // master-1 withdraws; master-0 leads on
+			r.resign(1)
+			return hold(hit, r.rev+1)
+		}, map[string]int{}},
+		{"rebootstrap 12 batches above latest, pruned", func(r *revs) []Event {
+			r.lease(7)
+			r.publish(3, 7, 1)
+			r.lease(0)
+			r.floor(3)
+			appendN(r, 12)
+			return []Event{{Kind: "hit", Name: "rebootstrapAfterRestore", Target: "[master-1]", Detail: "reboot", OK: true, EtcdRevision: r.rev}}
+		}, map[string]int{"rebootstrap, OpLog pruned": 1}},
+		{"rebootstrap after a newer pointer", func(r *revs) []Event {
+			r.lease(7)
+			r.publish(3, 7, 1)
+			r.floor(3)
+			appendN(r, 12)
+			r.publish(14, 7, 1)
+			r.lease(0)
+			return []Event{{Kind: "hit", Name: "rebootstrapAfterRestore", Target: "[master-1]", Detail: "reboot", OK: true, EtcdRevision: r.rev}}
+		}, map[string]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRevs()
+			r.advertised = map[string]string{"http://a": "master-0", "http://b": "master-1"}
+			r.candidate(1, "http://a")
+			r.candidate(2, "http://b")
+			r.claim(1)
+			appendN(r, 3)
+			events := c.history(r)
+			in := windowRun(r, "long-replay")
+			in.ReadPageSize = page
+			in.Events = append(in.Events, events...)
+			require.Equal(t, c.reached, countLongReplay(in))
+			n := 0
+			for _, v := range c.reached {
+				n += v
+			}
+			requireReached(t, in, "long-replay", n > 0, n)
+		})
+	}
+}
+
 // requireReached: minimum-work passes a run that reached window id (n
 // times) and fails one that did not, naming the window.
 func requireReached(t *testing.T, in *Input, id string, reached bool, n int) {

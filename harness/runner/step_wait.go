@@ -65,9 +65,14 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			return sh.Floor > 0 && sh.Lowest > sh.Floor, sh.String()
 		})
 	case "suffix":
+		if w.Above != "" {
+			return r.waitSuffixAbove(ctx, w)
+		}
 		return r.pollShape(ctx, func(sh oplogShape) (bool, string) {
 			return sh.Suffix() >= uint64(w.Batches), fmt.Sprintf("%d of %d batches above the newest pointer (%s)", sh.Suffix(), w.Batches, sh)
 		})
+	case "leader":
+		return r.waitLeader(ctx, w)
 	case "role":
 		node := w.Node
 		if n, ok := r.nodeOf(w.Node); ok {

@@ -65,6 +65,19 @@ func (t *timeline) lastHealRevision() int64 {
 	return 0
 }
 
+// lastHitRevision is etcd's revision at the last hit the runner saw of the
+// failpoint fault named fault (0: none).
+func (t *timeline) lastHitRevision(fault string) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(t.events) - 1; i >= 0; i-- {
+		if e := t.events[i]; e.Kind == "hit" && e.Detail == fault && e.EtcdRevision > 0 {
+			return e.EtcdRevision
+		}
+	}
+	return 0
+}
+
 func (t *timeline) lastEvent() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -125,17 +125,22 @@ type Step struct {
 
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role | snapshots | pruned | suffix | maintenance | metric | failpoint
+	For       string        `yaml:"for"` // primary | caught-up | ops | role | leader | snapshots | pruned | suffix | maintenance | metric | failpoint
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
-	Node      string        `yaml:"node,omitempty"`      // role, maintenance: node name or a fault's `as` name
+	Node      string        `yaml:"node,omitempty"`      // role, leader, maintenance: node name or a fault's `as` name
 	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
 	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
 	// Batches (suffix): until the durable prefix is this many batches above
 	// the newest pointer that decodes (latest, else fallback; none: batch
 	// 0): a bootstrap then replays at least that many.
 	Batches int `yaml:"batches,omitempty"`
+	// Above (suffix): count the batches above the durable prefix at the
+	// last hit of this failpoint fault (its `as` name) instead: a node held
+	// there has a cursor at or below that prefix, so it is then at least
+	// Batches behind.
+	Above string `yaml:"above,omitempty"`
 	// Covering (snapshots): until latest names the durable prefix's batch,
 	// after which, with no new batch, nothing newer can be published: a
 	// fault aimed at latest then hits the snapshot recovery will read.
@@ -560,6 +565,13 @@ func (sc *Scenario) validate() []string {
 				if w.Batches <= 0 {
 					bad(s.Line, "step %d: wait for suffix needs batches > 0", i+1)
 				}
+				if w.Above != "" && !failpointFaults[w.Above] {
+					bad(s.Line, "step %d: wait for suffix above %q: not the `as` name of an earlier failpoint fault", i+1, w.Above)
+				}
+			case "leader": // the election's leader is the node's candidacy
+				if w.Node == "" {
+					bad(s.Line, "step %d: wait for leader needs node (a master or a fault's `as` name)", i+1)
+				}
 			case "maintenance": // the node took the maintenance lease and let it go
 				if w.Node == "" {
 					bad(s.Line, "step %d: wait for maintenance needs node (a master or a fault's `as` name)", i+1)
@@ -578,7 +590,7 @@ func (sc *Scenario) validate() []string {
 					bad(s.Line, "step %d: wait for metric needs metric: {node, sample, min}", i+1)
 				}
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, snapshots, pruned, suffix, maintenance, metric or failpoint", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, leader, snapshots, pruned, suffix, maintenance, metric or failpoint", i+1, w.For)
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {

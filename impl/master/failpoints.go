@@ -23,6 +23,8 @@ var Failpoints = []FailpointInfo{
 		"settles it not yet made (its resolve timeout not yet started)"},
 	{fpStandbyBeforeApply, "standbyBeforeApply", "standby: batch read and validated, not yet applied"},
 	{fpStandbyAfterApply, "standbyAfterApply", "standby: batch applied, cursor advanced"},
+	{fpRebootstrapAfterRestore, "rebootstrapAfterRestore", "rebootstrap: the cursor below the floor, a snapshot covering it " +
+		"restored into a temporary state (the pointer read before this), its OpLog suffix not yet replayed"},
 	{fpPromoteAfterElected, "promoteAfterElected", "promotion: election won, producer view not yet claimed"},
 	{fpPromoteAfterClaim, "promoteAfterClaim", "promotion: higher producer view claimed, state not yet complete to the durable prefix"},
 	{fpPromoteBeforeServe, "promoteBeforeServe", "promotion: state complete, not yet serving"},
@@ -62,16 +64,17 @@ type FailpointInfo struct {
 }
 
 var (
-	fpPrimaryBeforeAppend   = gofail.NewFailpoint("primaryBeforeAppend")
-	fpPrimaryAfterAppend    = gofail.NewFailpoint("primaryAfterAppend")
-	fpPrimaryAfterCommit    = gofail.NewFailpoint("primaryAfterCommit")
-	fpPrimaryAppendUnknown  = gofail.NewFailpoint("primaryAppendUnknown")
-	fpStandbyBeforeApply    = gofail.NewFailpoint("standbyBeforeApply")
-	fpStandbyAfterApply     = gofail.NewFailpoint("standbyAfterApply")
-	fpPromoteAfterElected   = gofail.NewFailpoint("promoteAfterElected")
-	fpPromoteAfterClaim     = gofail.NewFailpoint("promoteAfterClaim")
-	fpPromoteBeforeServe    = gofail.NewFailpoint("promoteBeforeServe")
-	fpPrimaryBeforeStepDown = gofail.NewFailpoint("primaryBeforeStepDown")
+	fpPrimaryBeforeAppend     = gofail.NewFailpoint("primaryBeforeAppend")
+	fpPrimaryAfterAppend      = gofail.NewFailpoint("primaryAfterAppend")
+	fpPrimaryAfterCommit      = gofail.NewFailpoint("primaryAfterCommit")
+	fpPrimaryAppendUnknown    = gofail.NewFailpoint("primaryAppendUnknown")
+	fpStandbyBeforeApply      = gofail.NewFailpoint("standbyBeforeApply")
+	fpStandbyAfterApply       = gofail.NewFailpoint("standbyAfterApply")
+	fpRebootstrapAfterRestore = gofail.NewFailpoint("rebootstrapAfterRestore")
+	fpPromoteAfterElected     = gofail.NewFailpoint("promoteAfterElected")
+	fpPromoteAfterClaim       = gofail.NewFailpoint("promoteAfterClaim")
+	fpPromoteBeforeServe      = gofail.NewFailpoint("promoteBeforeServe")
+	fpPrimaryBeforeStepDown   = gofail.NewFailpoint("primaryBeforeStepDown")
 
 	fpLegacyImportAfterWrite  = gofail.NewFailpoint("legacyImportAfterWrite")
 	fpLegacyImportAfterCommit = gofail.NewFailpoint("legacyImportAfterCommit")

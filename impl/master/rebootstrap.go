@@ -50,6 +50,7 @@ func (m *Master) rebootstrapIfBelowFloor(ctx context.Context, gap error) error {
 		st, _, err := m.restore(ctx, *p)
 		var head oplog.Head
 		if err == nil {
+			hit(fpRebootstrapAfterRestore)
 			head, err = r.Scan(ctx, st.Cursor(), st.Apply)
 		}
 		if err != nil {
