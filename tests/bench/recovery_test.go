@@ -53,18 +53,23 @@ func BenchmarkRecovery(b *testing.B) {
 			runtime.GC()
 			raw := rawClient(b, w)
 			t0 := time.Now()
-			if got := rawDownloadDecode(ctx, b, raw, w.bucket, pub.layout); got != uint64(n) {
-				b.Fatalf("raw download + decode: %d objects, want %d", got, n)
-			}
+			baseBusy := busyDuring(func() {
+				if got := rawDownloadDecode(ctx, b, raw, w.bucket, pub.layout); got != uint64(n) {
+					b.Fatalf("raw download + decode: %d objects, want %d", got, n)
+				}
+			})
 			baseline := time.Since(t0)
 			runtime.GC()
 			b.ResetTimer()
 			stopWatch := heapWatch()
 			t1 := time.Now()
-			st, err := restoreLatest(ctx, w.cli, pub.ks, w.store)
-			if err != nil {
-				b.Fatal(err)
-			}
+			var st *state.State
+			busy := busyDuring(func() {
+				var err error
+				if st, err = restoreLatest(ctx, w.cli, pub.ks, w.store); err != nil {
+					b.Fatal(err)
+				}
+			})
 			took := time.Since(t1)
 			b.StopTimer()
 			before, peak := stopWatch()
@@ -79,9 +84,11 @@ func BenchmarkRecovery(b *testing.B) {
 			record(b, benchreport.Figure{Group: "recovery", Name: fmt.Sprintf("bootstrap from latest at %s objects", human(n)),
 				Value: took.Seconds(), Unit: "s", LowerIsBetter: true,
 				Note: fmt.Sprintf("%.1f MiB payload read at %.0f MB/s; the restored state holds %.0f MiB of heap (%.0f bytes/object), "+
-					"%.0f MiB at the peak of the restore; %d GC cycles in the process so far, %.2f s of GC pauses",
+					"%.0f MiB at the peak of the restore; %d GC cycles in the process so far, %.2f s of GC pauses; "+
+					"machine CPU busy (all processes, %d cores): bootstrap %v (no faster than %v here), raw download + decode %v",
 					float64(pub.layout.Size)/(1<<20), float64(pub.layout.Size)/1e6/took.Seconds(), mib(after.HeapAlloc-before),
-					float64(after.HeapAlloc-before)/float64(n), mib(peak-before), ms.NumGC, float64(ms.PauseTotalNs)/1e9)}.
+					float64(after.HeapAlloc-before)/float64(n), mib(peak-before), ms.NumGC, float64(ms.PauseTotalNs)/1e9,
+					runtime.NumCPU(), busy.Round(10*time.Millisecond), cpuFloor(busy).Round(10*time.Millisecond), baseBusy.Round(10*time.Millisecond))}.
 				WithBaseline("raw download + decode", baseline.Seconds()).
 				WithTarget("≤ 1.5× raw download + decode", took.Seconds() <= 1.5*baseline.Seconds()))
 			runtime.KeepAlive(st)
