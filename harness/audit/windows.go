@@ -30,6 +30,11 @@ type Window struct {
 	// damaged or how it was reached (the keys sum to the total); nil when
 	// no scenario can reach the window yet.
 	Count func(in *Input) map[string]int
+	// Extent, when set, gives figures beside the count that are not summed
+	// into it, each the most of something one visit had (long-replay: the
+	// most reader pages one replay of each form read, at least), as
+	// Exercised keys "window <id>, <what>".
+	Extent func(in *Input) map[string]int
 }
 
 // Windows are the windows the suite knows, in the order docs/windows.md
@@ -38,7 +43,7 @@ var Windows = []Window{
 	{ID: "stale-publisher", Doc: "a standby whose applied cursor is below the current latest pointer's batch holds the maintenance lease " +
 		"and reaches its publication or its no-advance decision", Count: countStalePublisher},
 	{ID: "long-replay", Doc: "a bootstrap, a rebootstrap and a promotion's catch-up each read the OpLog across at least 3 of the reader's pages",
-		Count: countLongReplay},
+		Count: countLongReplay, Extent: longReplayPagesRead},
 	{ID: "zombie-primary", Doc: "a primary paused past its lease resumes and reaches its append before its successor's first append",
 		Count: countZombiePrimary},
 	{ID: "damaged-view", Doc: "masters start with the durable prefix present and the producer view absent, malformed, or ahead of every " +
@@ -77,6 +82,11 @@ func windowCounts(in *Input) map[string]int {
 		}
 		if total > 0 {
 			out["window "+w.ID] = total
+		}
+		if w.Extent != nil {
+			for what, n := range w.Extent(in) {
+				out["window "+w.ID+", "+what] = n
+			}
 		}
 	}
 	return out

@@ -45,6 +45,35 @@ const rebootstrapAfterRestore = "rebootstrapAfterRestore"
 // A standby's ordinary catch-up after a pause is none of these.
 func countLongReplay(in *Input) map[string]int {
 	out := map[string]int{}
+	for _, r := range longReplays(in) {
+		out[r.form]++
+	}
+	return out
+}
+
+// longReplayPagesRead is window 2's extent: for each form, the most reader
+// pages one counted replay read — at least, from the fewest batches it can
+// have replayed (a replay of n batches reads ceil(n / page) pages).
+func longReplayPagesRead(in *Input) map[string]int {
+	out := map[string]int{}
+	for _, r := range longReplays(in) {
+		pages := int((r.batches + uint64(in.ReadPageSize) - 1) / uint64(in.ReadPageSize))
+		key := "most pages in one " + r.form
+		out[key] = max(out[key], pages)
+	}
+	return out
+}
+
+// longReplay is one counted replay: its form and the fewest batches it
+// can have replayed.
+type longReplay struct {
+	form    string
+	batches uint64
+}
+
+// longReplays are the replays countLongReplay counts.
+func longReplays(in *Input) []longReplay {
+	var out []longReplay
 	if in.ReadPageSize <= 0 {
 		return out
 	}
@@ -65,7 +94,9 @@ func countLongReplay(in *Input) map[string]int {
 			return
 		}
 		if base := newestPointerBatch(ns.values, ns.ks); p.BatchID >= base+long {
-			out["bootstrap, "+pruned(ns.values, ns.ks)] += s.nodes
+			for range s.nodes {
+				out = append(out, longReplay{"bootstrap, " + pruned(ns.values, ns.ks), p.BatchID - base})
+			}
 		}
 	})
 	ks, err := keyspace.New(in.ClusterID)
@@ -94,8 +125,8 @@ func countLongReplay(in *Input) map[string]int {
 	// up to rev is applied.
 	settle := func(rev int64) {
 		for len(rebootstraps) > 0 && rebootstraps[0] <= rev {
-			if prefix >= newestPointerBatch(values, ks)+long {
-				out["rebootstrap, "+pruned(values, ks)]++
+			if base := newestPointerBatch(values, ks); prefix >= base+long {
+				out = append(out, longReplay{"rebootstrap, " + pruned(values, ks), prefix - base})
 			}
 			rebootstraps = rebootstraps[1:]
 		}
@@ -134,7 +165,7 @@ func countLongReplay(in *Input) map[string]int {
 		for _, h := range holds {
 			if h.node == node && h.bounded && !counted[h] && h.from < rev && rev <= h.to && prefix >= h.bound+long {
 				counted[h] = true
-				out["promotion catch-up, "+pruned(values, ks)]++
+				out = append(out, longReplay{"promotion catch-up, " + pruned(values, ks), prefix - h.bound})
 			}
 		}
 	}

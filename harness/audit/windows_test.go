@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/oplogha/oplogha/harness/history"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -202,6 +203,12 @@ func TestWindowLongReplayCatchUpAndRebootstrap(t *testing.T) {
 			elected := r.rev
 			return hold(hit, elected+1)
 		}, map[string]int{"promotion catch-up, OpLog complete": 1}},
+		{"elected while held, 13 batches behind: 4 pages", func(r *revs) []Event {
+			hit := r.rev
+			appendN(r, 13)
+			r.resign(1)
+			return hold(hit, r.rev+1)
+		}, map[string]int{"promotion catch-up, OpLog complete": 1}},
 		{"elected while held, 11 batches behind", func(r *revs) []Event {
 			hit := r.rev
 			appendN(r, 11)
@@ -253,8 +260,20 @@ func TestWindowLongReplayCatchUpAndRebootstrap(t *testing.T) {
 			in.Events = append(in.Events, events...)
 			require.Equal(t, c.reached, countLongReplay(in))
 			n := 0
-			for _, v := range c.reached {
+			pages := map[string]int{}
+			for form, v := range c.reached {
 				n += v
+				pages["most pages in one "+form] = 3
+				if strings.Contains(c.name, "4 pages") {
+					pages["most pages in one "+form] = 4
+				}
+			}
+			require.Equal(t, pages, longReplayPagesRead(in))
+			if n > 0 {
+				for what, v := range pages {
+					require.Equal(t, v, windowCounts(in)["window long-replay, "+what], "an extent is reported beside the count")
+				}
+				require.Equal(t, n, windowCounts(in)["window long-replay"], "an extent is not summed into the count")
 			}
 			requireReached(t, in, "long-replay", n > 0, n)
 		})
