@@ -153,6 +153,28 @@ type StoreReport struct {
 	Objects   int            `json:"objects"`
 	Bytes     int64          `json:"bytes"`
 	Listing   []ListedObject `json:"listing,omitempty"`
+	// Access is the store's own record of the requests that wrote or
+	// deleted objects under the cluster's snapshot root, in order (nil: the
+	// store keeps no such record).
+	Access *StoreAccess `json:"access,omitempty"`
+}
+
+// StoreAccess is what the object store recorded of the requests it served
+// under the snapshot root: writes (PUT, multipart create, part, complete,
+// copy) and deletes, each with its key and status, never who sent it.
+type StoreAccess struct {
+	Requests []StoreRequest `json:"requests"`
+	// Truncated: more requests were recorded than the bundle keeps.
+	Truncated bool `json:"truncated,omitempty"`
+	// Error: the record could not be read whole (what was read is kept).
+	Error string `json:"error,omitempty"`
+}
+
+// StoreRequest is one request the object store served.
+type StoreRequest struct {
+	Op     string `json:"op"`
+	Key    string `json:"key"`
+	Status int    `json:"status"`
 }
 
 // PointerCheck is one final pointer and the verdict on the snapshot it

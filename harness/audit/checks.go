@@ -195,12 +195,17 @@ func ObjectsAudit(in *Input) Result {
 				"unchanged before and after the listing)", seconds(x.At), m)
 		}
 	}
+	exercised := map[string]int{"pointer-targets-present": sampled + len(in.Objects.Pointers)}
 	summary := fmt.Sprintf("%s: %d snapshot groups, %d objects, %d bytes", in.Objects.Store, in.Objects.Snapshots, in.Objects.Objects, in.Objects.Bytes)
 	if len(parts) > 0 {
 		summary += "; " + strings.Join(parts, ", ")
 	}
-	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(),
-		Exercised: map[string]int{"pointer-targets-present": sampled + len(in.Objects.Pointers)}}
+	if acc := in.Objects.Access; acc != nil {
+		judged, untied := judgeUploads(in, &ev)
+		exercised["upload-advances"] = judged
+		summary += "; " + storeAccessNote(acc, judged, untied)
+	}
+	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: exercised}
 }
 
 // AcknowledgedMutations counts the acknowledged puts, removes and segment

@@ -104,6 +104,11 @@ var Invariants = []Invariant{
 	{"pointer-targets-present", "a pointer never names a snapshot group that is missing from the store while it is authoritative " +
 		"(its descriptor, or any object the harness kept of it), and the final pointers verify",
 		"GC: protected objects are never deleted", "objects", "store samples with both pointers unchanged across the listing"},
+	{"upload-advances", "no object of a snapshot at or below latest's batch when its maintenance lease was taken is ever written: " +
+		"a publisher that cannot advance latest stops before it captures (the object store's own record of the requests it served, " +
+		"each snapshot tied by its id to its lease in etcd's history)",
+		"Scheduling: at least one new complete batch beyond latest, reread after the lease", "objects",
+		"snapshots the store recorded a write of, tied to their lease"},
 	{"ack-durable", "every acknowledged mutation's entry (its op, tenant, key, and a put's size) is in a batch at or below the final " +
 		"durable prefix, in the lineage the final prefix belongs to, as etcd's history decoded through the contract shows it",
 		"Acceptance Criteria: final acknowledged-data audit; Terminology: durable prefix", "durable-acknowledgement",
@@ -140,6 +145,7 @@ var failingTests = map[string]string{
 	"converged-on-model":      "TestConvergenceFailsOffTheModel",
 	"replicas-disjoint":       "TestRecoveredStateFailsOverlappingReplicas",
 	"pointer-targets-present": "TestObjectsAuditFailsAMissingTarget",
+	"upload-advances":         "TestObjectsAuditFailsAnUploadBelowLatest",
 	"snapshot-decodes":        "TestSnapshotContentFailsWhatItCannotJudge",
 	"snapshot-content":        "TestSnapshotContentFailsEveryDifference",
 	"import-snapshot-content": "TestSnapshotContentJudgesTheImportAgainstTheFixture",

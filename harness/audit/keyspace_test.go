@@ -535,6 +535,43 @@ func TestObjectsAuditFailsAMissingTarget(t *testing.T) {
 	require.True(t, ObjectsAudit(in).Pass)
 }
 
+// TestObjectsAuditFailsAnUploadBelowLatest: a write the object store
+// recorded of a snapshot whose batch is at or below latest's when its
+// lease was taken fails upload-advances, whatever became of it; a snapshot
+// above it passes, and one whose lease the history never shows taken is
+// counted untied, not judged.
+func TestObjectsAuditFailsAnUploadBelowLatest(t *testing.T) {
+	r := newRevs()
+	r.claim(1)
+	appendN(r, 6)
+	r.lease(7)
+	r.publish(5, 7, 1)
+	r.lease(0)
+	r.lease(8) // latest is at batch 5 when lease 8 is taken
+	write := func(id string) StoreRequest {
+		return StoreRequest{Op: "s3_PutObject", Key: batchsnap.Artifacts("snapshots/c", id).ObjectChunk(0), Status: 200}
+	}
+	in := r.input()
+	in.Objects = &StoreReport{Store: "s3", Access: &StoreAccess{Requests: []StoreRequest{
+		write("6-8"),  // advances
+		write("9-99"), // lease 99 never taken in the history
+		{Op: "s3_DeleteObject", Key: batchsnap.Artifacts("snapshots/c", "5-8").Descriptor(), Status: 204}, // a delete writes nothing
+		{Op: "s3_PutObject", Key: batchsnap.Artifacts("snapshots/c", "4-8").Segments(), Status: 403},      // refused: nothing written
+	}}}
+	res := ObjectsAudit(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 1, res.Exercised["upload-advances"])
+	require.Contains(t, res.Summary, "1 not tied to a maintenance lease in the history")
+
+	for _, id := range []string{"5-8", "3-8"} {
+		in.Objects.Access.Requests = append(in.Objects.Access.Requests[:4:4], write(id))
+		res = ObjectsAudit(in)
+		require.False(t, res.Pass, id)
+		require.Contains(t, evidence0(res), "[upload-advances] snapshot "+id+": s3_PutObject snapshots/c/batch-oplog/"+id+"/objects/0.bin (200): its batch")
+		require.Contains(t, evidence0(res), "at or below latest's batch 5 when its maintenance lease 8 was taken")
+	}
+}
+
 // encView is the producer view record of v (> 0).
 func encView(v uint64) []byte {
 	b, err := batchlog.EncodeProducerView(int64(v))

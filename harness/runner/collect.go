@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/contract/verify"
 )
 
@@ -309,7 +311,33 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final, vrep *ve
 		}
 	}
 	rep.Snapshots = countGroups(list, r.snapshotPrefix())
+	rep.Access = r.storeAccess()
 	return bundle.WriteJSON(r.dir, bundle.ObjectsFile, rep)
+}
+
+// maxStoreRequests bounds the object-store requests a bundle keeps.
+const maxStoreRequests = 50000
+
+// storeAccess reads the object store's access log for the requests that
+// wrote or deleted objects under the cluster's snapshot root (nil: the
+// store keeps no log the harness can read).
+func (r *run) storeAccess() *audit.StoreAccess {
+	if r.cluster == nil || r.cluster.S3 == nil || r.cluster.S3.AccessLog == "" {
+		return nil
+	}
+	prefix := r.snapshotPrefix()
+	reqs, truncated, err := s3server.ReadAccessLog(r.cluster.S3.AccessLog, func(key string) bool { return strings.HasPrefix(key, prefix) }, maxStoreRequests)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	acc := &audit.StoreAccess{Truncated: truncated, Requests: []audit.StoreRequest{}}
+	if err != nil {
+		acc.Error = err.Error()
+	}
+	for _, q := range reqs {
+		acc.Requests = append(acc.Requests, audit.StoreRequest{Op: q.Op, Key: q.Key, Status: q.Status})
+	}
+	return acc
 }
 
 // openedByVerifier is the verifier's verdict on the snapshot the slot's

@@ -41,6 +41,12 @@ type Server struct {
 	SecretKey string
 	Dir       string
 	CAFile    string // with https: the CA clients trust
+	// AccessLog is the server's record of every request it served, in the
+	// S3 server access log format (versitygw; "" for a server that keeps
+	// none): what was written, deleted and read, whoever sent it. It holds
+	// the requester's access key id, so it is kept apart from the logs a
+	// bundle copies; ReadAccessLog reads what the audits need.
+	AccessLog string
 }
 
 // Transport is the HTTP transport a client of this server needs: one that
@@ -108,7 +114,8 @@ func StartWith(ctx context.Context, group *proc.Group, o Options) (*Server, erro
 				return nil, err
 			}
 		}
-		spec.Args = []string{"--port", addr, "--quiet"}
+		s.AccessLog = filepath.Join(dir, "access-log.txt")
+		spec.Args = []string{"--port", addr, "--quiet", "--access-log", s.AccessLog}
 		if o.TLS != nil {
 			spec.Args = append(spec.Args, "--cert", o.TLS.Cert, "--key", o.TLS.Key)
 			s.Endpoint, s.CAFile = "https://"+addr, o.CAFile

@@ -118,6 +118,28 @@ func (a ArtifactKeyspace) ObjectChunk(index uint64) string {
 	return a.key(objectsDir + strconv.FormatUint(index, 10) + ".bin")
 }
 
+// ParseArtifactKey splits the key of any object of a snapshot into its
+// root, snapshot id and name below the artifact prefix (descriptor.json,
+// manifest.json, segments.bin, objects/<n>.bin, or anything else written
+// there): the inverse of Artifacts(root, id) for a prefix. A record of
+// object-store requests is tied to the attempt that made it this way.
+func ParseArtifactKey(key string) (root string, id ID, name string, ok bool) {
+	at := strings.LastIndex(key, "/batch-oplog/")
+	if at < 0 {
+		return "", ID{}, "", false
+	}
+	root, rest := key[:at], key[at+len("/batch-oplog/"):]
+	idText, name, found := strings.Cut(rest, "/")
+	if !found || name == "" {
+		return "", ID{}, "", false
+	}
+	id, err := ParseID(idText)
+	if err != nil || Artifacts(root, idText).Prefix()+name != key {
+		return "", ID{}, "", false
+	}
+	return root, id, name, true
+}
+
 // ParseDescriptorKey splits a descriptor key into its root and snapshot id:
 // the inverse of Artifacts(root, id).Descriptor(). A reader uses it to know
 // which keys the snapshot's other objects must have.

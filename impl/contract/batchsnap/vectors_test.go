@@ -60,6 +60,18 @@ func TestControlKeyVectors(t *testing.T) {
 				if !ok || id.String() != v.SnapshotID || Artifacts(root, v.SnapshotID).Descriptor() != v.Descriptor {
 					t.Errorf("ParseDescriptorKey(%q) = %q %v %v", v.Descriptor, root, id, ok)
 				}
+				// Every object of the snapshot parses back to its root and id.
+				for _, key := range want[2:] {
+					r, id, name, ok := ParseArtifactKey(key)
+					if !ok || id.String() != v.SnapshotID || Artifacts(r, v.SnapshotID).Prefix()+name != key {
+						t.Errorf("ParseArtifactKey(%q) = %q %v %q %v", key, r, id, name, ok)
+					}
+				}
+			}
+			for _, bad := range []string{v.Prefix, strings.TrimSuffix(v.Prefix, "/"), "other/" + v.SnapshotID + "/descriptor.json"} {
+				if _, _, _, ok := ParseArtifactKey(bad); ok {
+					t.Errorf("ParseArtifactKey(%q) parsed a key that names no object of a snapshot", bad)
+				}
 			}
 		default:
 			t.Fatalf("kind %q", v.Kind)
