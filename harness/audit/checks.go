@@ -201,9 +201,9 @@ func ObjectsAudit(in *Input) Result {
 		summary += "; " + strings.Join(parts, ", ")
 	}
 	if acc := in.Objects.Access; acc != nil {
-		judged, untied := judgeUploads(in, &ev)
+		judged, unjudged := judgeUploads(in, &ev)
 		exercised["upload-advances"] = judged
-		summary += "; " + storeAccessNote(acc, judged, untied)
+		summary += "; " + storeAccessNote(acc, judged, unjudged)
 	}
 	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: exercised}
 }

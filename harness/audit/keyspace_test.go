@@ -561,7 +561,7 @@ func TestObjectsAuditFailsAnUploadBelowLatest(t *testing.T) {
 	res := ObjectsAudit(in)
 	require.True(t, res.Pass, evidence0(res))
 	require.Equal(t, 1, res.Exercised["upload-advances"])
-	require.Contains(t, res.Summary, "1 not tied to a maintenance lease in the history")
+	require.Contains(t, res.Summary, "1 not judged")
 
 	for _, id := range []string{"5-8", "3-8"} {
 		in.Objects.Access.Requests = append(in.Objects.Access.Requests[:4:4], write(id))
@@ -570,6 +570,33 @@ func TestObjectsAuditFailsAnUploadBelowLatest(t *testing.T) {
 		require.Contains(t, evidence0(res), "[upload-advances] snapshot "+id+": s3_PutObject snapshots/c/batch-oplog/"+id+"/objects/0.bin (200): its batch")
 		require.Contains(t, evidence0(res), "at or below latest's batch 5 when its maintenance lease 8 was taken")
 	}
+	// The harness damaged the namespace during lease 8's tenure: a holder
+	// may repair at a batch no higher than before, so nothing is judged.
+	in.Events = append(in.Events, Event{Kind: "fault", Name: "corrupt-pointer", Revisions: []int64{r.rev}, EtcdRevision: r.rev})
+	res = ObjectsAudit(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 0, res.Exercised["upload-advances"])
+
+	// Latest unreadable when the lease was taken (before any damage the
+	// harness recorded, as in a fresh namespace's first publications): the
+	// bound is the fallback's batch, which a candidate may repair above.
+	r = newRevs()
+	r.claim(1)
+	appendN(r, 6)
+	r.lease(7)
+	r.publish(2, 7, 1)
+	r.publish(5, 7, 1) // fallback 2, latest 5
+	r.rev++
+	r.put(r.ks.SnapshotLatest(), []byte("garbage"), 0)
+	r.lease(0)
+	r.lease(8)
+	in = r.input()
+	in.Objects = &StoreReport{Store: "s3", Access: &StoreAccess{Requests: []StoreRequest{write("4-8")}}}
+	res = ObjectsAudit(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 1, res.Exercised["upload-advances"])
+	in.Objects.Access.Requests = []StoreRequest{write("2-8")}
+	require.False(t, ObjectsAudit(in).Pass, "at the fallback's batch")
 }
 
 // encView is the producer view record of v (> 0).

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -18,14 +19,19 @@ var storeWrites = map[string]bool{"s3_PutObject": true, "s3_CreateMultipartUploa
 // judgeUploads checks upload-advances from the object store's own record
 // of the requests it served and etcd's history: every snapshot a request
 // wrote an object of names, in its id, a batch and the maintenance lease
-// it was made under. Latest only moves under the maintenance lease and
-// never regresses, so from the moment that lease was taken latest's batch
-// was at least what it was then; a snapshot at or below it can never
-// advance latest, and a publisher must find that out (after the lease, it
-// rereads the pointers: RFC "Scheduling") before it captures, let alone
-// uploads. It returns the snapshots judged, those it could not tie to a
-// lease taken in the history, and the violations.
-func judgeUploads(in *Input, ev *evidence) (judged, untied int) {
+// it was made under. While a lease holds the maintenance key only its
+// holder moves the pointers, and a valid latest never regresses; so from
+// the moment the lease was taken latest named at least the batch it named
+// then (the fallback's when latest did not decode: a candidate newer than
+// the fallback may repair it), and a snapshot at or below that can never
+// advance latest. A publisher must find that out after it takes the lease
+// (it rereads the pointers: RFC "Scheduling"), before it captures, let
+// alone uploads. A lease whose tenure reached the harness's first damage
+// to the namespace or to a snapshot (a write of its own into etcd, a
+// corrupted snapshot) is not judged: a holder may then repair what was
+// damaged at a batch no higher than before. It returns the snapshots
+// judged and those not (no lease taken in the history, or damage).
+func judgeUploads(in *Input, ev *evidence) (judged, unjudged int) {
 	acc := in.Objects.Access
 	ks, err := keyspace.New(in.ClusterID)
 	if err != nil {
@@ -53,55 +59,87 @@ func judgeUploads(in *Input, ev *evidence) (judged, untied int) {
 	if len(ids) == 0 {
 		return 0, 0
 	}
-	// latest's batch when each maintenance lease was first taken.
+	damage := int64(math.MaxInt64) // the harness's first damage
+	for rev := range injectedRevisions(in.Events) {
+		damage = min(damage, rev)
+	}
+	for _, e := range in.Events {
+		if len(e.Corrupted) > 0 && e.EtcdRevision > 0 {
+			damage = min(damage, e.EtcdRevision)
+		}
+	}
+	// Each maintenance lease's tenure, and latest's bound when it began.
 	evs := append([]etcddump.Event(nil), in.Etcd...)
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
-	type taken struct {
-		rev    int64
-		latest uint64
+	type tenure struct {
+		from, to int64 // to: when the key went to another lease or away (MaxInt64: never)
+		bound    uint64
 	}
-	leases := map[int64]taken{}
-	var latest uint64
+	leases := map[int64]*tenure{}
+	var holder *tenure
+	values := map[string][]byte{}
+	bound := func() uint64 {
+		if p, err := batchsnap.DecodePointer(values[ks.SnapshotLatest()]); err == nil {
+			return p.LastIncludedBatchID
+		}
+		if p, err := batchsnap.DecodePointer(values[ks.SnapshotFallback()]); err == nil {
+			return p.LastIncludedBatchID
+		}
+		return 0
+	}
 	for _, e := range evs {
-		switch {
-		case e.Key == ks.SnapshotLatest() && e.Type == "put":
-			if p, err := batchsnap.DecodePointer(e.Value); err == nil {
-				latest = max(latest, p.LastIncludedBatchID)
+		switch e.Key {
+		case ks.SnapshotLatest(), ks.SnapshotFallback():
+			if e.Type == "put" {
+				values[e.Key] = e.Value
+			} else {
+				delete(values, e.Key)
 			}
-		case e.Key == ks.SnapshotMaintenance() && e.Type == "put":
+		case ks.SnapshotMaintenance():
 			lease := e.Lease
 			if _, l, ok := parseToken(string(e.Value)); ok {
 				lease = l
 			}
-			if _, ok := leases[lease]; !ok && lease != 0 {
-				leases[lease] = taken{e.Revision, latest}
+			if e.Type == "put" && holder != nil && leases[lease] == holder {
+				continue // the holder renewing its own value
 			}
+			if holder != nil && holder.to == math.MaxInt64 {
+				holder.to = e.Revision
+			}
+			holder = nil
+			if e.Type != "put" || lease == 0 {
+				continue
+			}
+			if _, ok := leases[lease]; !ok {
+				leases[lease] = &tenure{from: e.Revision, to: math.MaxInt64, bound: bound()}
+			}
+			holder = leases[lease]
 		}
 	}
 	for _, idText := range ids {
 		id, _ := batchsnap.ParseID(idText)
 		t, ok := leases[id.Lease]
-		if !ok {
-			untied++
+		if !ok || (damage != math.MaxInt64 && t.to >= damage) {
+			unjudged++
 			continue
 		}
 		judged++
-		if id.BatchID <= t.latest {
+		if id.BatchID <= t.bound {
 			f := firsts[idText]
 			ev.add("[upload-advances] snapshot %s: %s %s (%d): its batch %d is at or below latest's batch %d when its maintenance lease "+
 				"%x was taken (rev %d), so it could never advance latest; the attempt should have stopped before it captured, yet it uploaded",
-				idText, f.op, f.key, f.status, id.BatchID, t.latest, id.Lease, t.rev)
+				idText, f.op, f.key, f.status, id.BatchID, t.bound, id.Lease, t.from)
 		}
 	}
-	return judged, untied
+	return judged, unjudged
 }
 
 // storeAccessNote says what the store's record held, for the summary.
-func storeAccessNote(acc *StoreAccess, judged, untied int) string {
+func storeAccessNote(acc *StoreAccess, judged, unjudged int) string {
 	var parts []string
 	parts = append(parts, fmt.Sprintf("%d store requests recorded, %d snapshots' uploads judged", len(acc.Requests), judged))
-	if untied > 0 {
-		parts = append(parts, fmt.Sprintf("%d not tied to a maintenance lease in the history", untied))
+	if unjudged > 0 {
+		parts = append(parts, fmt.Sprintf("%d not judged (no lease taken in the history, or a lease the harness's damage reached)", unjudged))
 	}
 	if acc.Truncated {
 		parts = append(parts, "the record truncated")
