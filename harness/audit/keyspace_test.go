@@ -538,8 +538,9 @@ func TestObjectsAuditFailsAMissingTarget(t *testing.T) {
 // TestObjectsAuditFailsAnUploadBelowLatest: a write the object store
 // recorded of a snapshot whose batch is at or below latest's when its
 // lease was taken fails upload-advances, whatever became of it; a snapshot
-// above it passes, and one whose lease the history never shows taken is
-// counted untied, not judged.
+// above it passes; one whose lease the history never shows taken, or any
+// once the harness damaged the namespace during its lease, is not judged;
+// with latest unreadable the fallback's batch is the bound.
 func TestObjectsAuditFailsAnUploadBelowLatest(t *testing.T) {
 	r := newRevs()
 	r.claim(1)
