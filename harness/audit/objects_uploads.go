@@ -3,10 +3,8 @@ package audit
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
-	"github.com/oplogha/oplogha/harness/etcddump"
 	"github.com/oplogha/oplogha/impl/contract/batchsnap"
 	"github.com/oplogha/oplogha/impl/contract/keyspace"
 )
@@ -37,11 +35,7 @@ func judgeUploads(in *Input, ev *evidence) (judged, unjudged int) {
 	if err != nil {
 		return 0, 0
 	}
-	type first struct {
-		op, key string
-		status  int
-	}
-	firsts := map[string]first{} // snapshot id → its first write
+	firsts := map[string]StoreRequest{} // snapshot id → its first write
 	var ids []string
 	for _, q := range acc.Requests {
 		if !storeWrites[q.Op] || q.Status < 200 || q.Status > 299 {
@@ -52,7 +46,7 @@ func judgeUploads(in *Input, ev *evidence) (judged, unjudged int) {
 			continue
 		}
 		if _, seen := firsts[id.String()]; !seen {
-			firsts[id.String()] = first{q.Op, q.Key, q.Status}
+			firsts[id.String()] = q
 			ids = append(ids, id.String())
 		}
 	}
@@ -69,8 +63,7 @@ func judgeUploads(in *Input, ev *evidence) (judged, unjudged int) {
 		}
 	}
 	// Each maintenance lease's tenure, and latest's bound when it began.
-	evs := append([]etcddump.Event(nil), in.Etcd...)
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
+	evs := etcdByRevision(in)
 	type tenure struct {
 		from, to int64 // to: when the key went to another lease or away (MaxInt64: never)
 		bound    uint64
@@ -128,7 +121,7 @@ func judgeUploads(in *Input, ev *evidence) (judged, unjudged int) {
 			f := firsts[idText]
 			ev.add("[upload-advances] snapshot %s: %s %s (%d): its batch %d is at or below latest's batch %d when its maintenance lease "+
 				"%x was taken (rev %d), so it could never advance latest; the attempt should have stopped before it captured, yet it uploaded",
-				idText, f.op, f.key, f.status, id.BatchID, t.bound, id.Lease, t.from)
+				idText, f.Op, f.Key, f.Status, id.BatchID, t.bound, id.Lease, t.from)
 		}
 	}
 	return judged, unjudged

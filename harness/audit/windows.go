@@ -127,6 +127,14 @@ func startsOf(events []Event) []start {
 	return out
 }
 
+// etcdByRevision is a copy of the run's etcd history in revision order
+// (events of one revision keep their order).
+func etcdByRevision(in *Input) []etcddump.Event {
+	evs := append([]etcddump.Event(nil), in.Etcd...)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
+	return evs
+}
+
 // keysAt replays etcd's history and calls at for each start with the
 // namespace as it stood at that start's revision.
 func keysAt(in *Input, at func(s start, ns *namespaceAt)) {
@@ -137,8 +145,7 @@ func keysAt(in *Input, at func(s start, ns *namespaceAt)) {
 	starts := startsOf(in.Events)
 	ns := &namespaceAt{ks: ks, values: map[string][]byte{}, batches: map[uint64]bool{}, batchView: map[uint64]int64{},
 		injected: injectedRevisions(in.Events)}
-	evs := append([]etcddump.Event(nil), in.Etcd...)
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
+	evs := etcdByRevision(in)
 	i := 0
 	for _, s := range starts {
 		for ; i < len(evs) && evs[i].Revision <= s.rev; i++ {
@@ -259,8 +266,7 @@ func countStalePublisher(in *Input) map[string]int {
 	if len(holds) == 0 {
 		return out
 	}
-	evs := append([]etcddump.Event(nil), in.Etcd...)
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
+	evs := etcdByRevision(in)
 	var prefix, latest uint64
 	staleToken, published := "", false // a lease taken below latest, until released
 	done := func() {

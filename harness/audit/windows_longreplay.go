@@ -114,8 +114,7 @@ func longReplays(in *Input) []longReplay {
 	if len(holds) == 0 && len(rebootstraps) == 0 {
 		return out
 	}
-	evs := append([]etcddump.Event(nil), in.Etcd...)
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Revision < evs[j].Revision })
+	evs := etcdByRevision(in)
 	values := map[string][]byte{}
 	var prefix uint64
 	elec := newCaptureTrack(in.Advertised)

@@ -56,15 +56,11 @@ func (r *run) waitLeader(ctx context.Context, w *scenario.Wait) error {
 	if n, ok := r.nodeOf(w.Node); ok {
 		node = n
 	}
-	var url string
-	for _, n := range r.cluster.Masters.Nodes {
-		if n.Name == node {
-			url = n.URL
-		}
-	}
-	if url == "" {
+	n, ok := r.env.Node(node)
+	if !ok {
 		return fmt.Errorf("wait for leader: no master %s", node)
 	}
+	url := n.URL
 	cli, ks, err := r.etcd()
 	if err != nil {
 		return err
