@@ -48,26 +48,18 @@ type Injected struct {
 	// restored or a stray key deleted): the harness's writes too.
 	HealRevisions []int64
 	// Corrupted are the snapshot ids whose objects the fault damaged behind
-	// the store, and AtRevision etcd's revision once it had: an audit can
-	// then tell a floor moved onto a snapshot known to be bad.
+	// the store: an audit can then tell a floor moved onto a snapshot known
+	// to be bad. Ended are the masters whose process the fault ended (kill,
+	// stop, restart). The runner records etcd's revision once the fault
+	// had acted (a fault never waits on etcd to say where it acted: etcd
+	// may be what the scenario broke).
 	Corrupted []string
-	// Ended are the masters whose process the fault ended (kill, stop,
-	// restart), and AtRevision etcd's revision once it had.
-	Ended      []string
-	AtRevision int64
-	heal       func(ctx context.Context) error
+	Ended     []string
+	heal      func(ctx context.Context) error
 }
 
-// corrupted records that the fault damaged snapshot id, as of etcd's
-// revision now.
-func (in *Injected) corrupted(ctx context.Context, env Env, id string) error {
-	rev, err := env.EtcdRevision(ctx)
-	if err != nil {
-		return err
-	}
-	in.Corrupted, in.AtRevision = append(in.Corrupted, id), rev
-	return nil
-}
+// corrupted records that the fault damaged snapshot id.
+func (in *Injected) corrupted(id string) { in.Corrupted = append(in.Corrupted, id) }
 
 // Heal undoes the fault (a no-op for faults with nothing to undo).
 func (in *Injected) Heal(ctx context.Context) error {

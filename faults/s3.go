@@ -36,7 +36,8 @@ func init() {
 				return err
 			}
 			in.Targets = []string{target}
-			return in.corrupted(ctx, env, id)
+			in.corrupted(id)
+			return nil
 		},
 		draw: func(*rand.Rand, Shape) Spec { return Spec{Kind: "corrupt-snapshot", Target: "latest"} },
 	})

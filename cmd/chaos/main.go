@@ -45,7 +45,7 @@ func commands() []command {
 		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the same audits still fail", cmdShrink},
 		{"list", "list [DIR] [--coverage] [--faults] [--capabilities]      scenarios with tier and coverage; --faults the fault kinds; --capabilities the master kinds", cmdList},
 		{"compare", "compare KIND=JUNIT… [--out FILE]                          the same scenarios' verdicts per master kind, side by side (markdown)", cmdCompare},
-		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps; exit 0 both passed, 1 the failure reproduced, 3 not reproduced, 4 a pass that now fails", cmdReplay},
+		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps; exit 0 both passed, 1 the failure reproduced, 3 not reproduced, 4 a pass that now fails, 2 could not replay", cmdReplay},
 		{"audit", "audit BUNDLE…                                            re-run the audits offline", cmdAudit},
 		{"gate", "gate BUNDLE…                                             fail unless every audit of every bundle passed", cmdGate},
 		{"report", "report BUNDLE [--screenshot]                             regenerate summary.md and report.html (and report.png, checked in Chromium)", cmdReport},
@@ -82,6 +82,9 @@ func main() {
 		if c.name == os.Args[1] {
 			if err := c.run(ctx, os.Args[2:]); err != nil {
 				if code := replayExitCode(err); code != 0 {
+					if code == 2 {
+						fmt.Fprintln(os.Stderr, "chaos "+c.name+": "+err.Error())
+					}
 					os.Exit(code)
 				}
 				if !errors.Is(err, errFailed) {

@@ -260,14 +260,14 @@ func cmdReplay(ctx context.Context, args []string) error {
 	timing := fs.Bool("timing", false, "inject at the original's times only (no anchors: the old replay)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errCannotReplay, err)
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("replay takes one bundle")
+		return fmt.Errorf("%w: replay takes one bundle (got %d arguments)", errCannotReplay, len(pos))
 	}
 	b, err := bundle.Open(pos[0])
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errCannotReplay, err)
 	}
 	anchors := map[int]audit.Anchor{}
 	firstPrimary := ""
@@ -278,7 +278,13 @@ func cmdReplay(ctx context.Context, args []string) error {
 	outs, runErr := runBatch(ctx, []*scenario.Scenario{b.Scenario},
 		batchOptions{out: *out, parallel: 1, keep: *keep, replayed: pos[0], anchors: anchors, strict: *strict, firstPrimary: firstPrimary})
 	if len(outs) != 1 {
-		return runErr
+		if runErr == nil || errors.Is(runErr, errFailed) {
+			runErr = errors.New("the run did not finish")
+		}
+		return fmt.Errorf("%w: %w", errCannotReplay, runErr)
+	}
+	if errors.Is(outs[0].Err, runner.ErrCannotRun) {
+		return fmt.Errorf("%w: %w", errCannotReplay, outs[0].Err)
 	}
 	landed := 0
 	for _, c := range outs[0].Replay {
@@ -329,12 +335,15 @@ func cmdReplay(ctx context.Context, args []string) error {
 // original and the replay passed; 1 the original's first failure
 // reproduced; 3 it did not (the replay passed, failed first elsewhere, or
 // its faults did not land as the original's did); 4 the original passed
-// and the replay failed. A script bisecting a failure branches on 1 and 3.
+// and the replay failed; 2 the replay could not run (no bundle, bad
+// arguments, a binary missing or a build that failed): no verdict at all.
+// A script bisecting a failure branches on 1 and 3, and stops on 2.
 var (
 	errReplayPassed          = errors.New("the original and the replay passed")
 	errReproduced            = errors.New("reproduced")
 	errNotReproduced         = errors.New("not reproduced")
 	errReplayFailedAfterPass = errors.New("the original passed, the replay failed")
+	errCannotReplay          = errors.New("could not replay")
 )
 
 // replayVerdict compares the first failures of the original and the replay.
@@ -359,6 +368,8 @@ func replayExitCode(err error) int {
 		return 3
 	case errors.Is(err, errReplayFailedAfterPass):
 		return 4
+	case errors.Is(err, errCannotReplay):
+		return 2
 	}
 	return 0
 }

@@ -7,6 +7,8 @@ package audit
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/etcddump"
@@ -56,6 +58,11 @@ type Event struct {
 	// EtcdRevision is etcd's revision as the heal began.
 	Ended        []string `json:"ended,omitempty"`
 	EtcdRevision int64    `json:"etcd_rev,omitempty"`
+	// EtcdRevisionNote says why EtcdRevision is unknown (0) — etcd could
+	// not be read around the event, the harness never waits for it — or
+	// that it was read late ("read 8.2s after the act"): an audit that
+	// needs the revision says so instead of guessing.
+	EtcdRevisionNote string `json:"etcd_rev_note,omitempty"`
 	// Anchor is the logical event a fault landed on (fault events only).
 	Anchor *Anchor `json:"anchor,omitempty"`
 	// Settle marks a heal the runner made after the steps, for a fault no
@@ -116,6 +123,10 @@ type Input struct {
 	// Snapshots are the snapshots pointers named during the run and what
 	// the bundle kept of each (nil: a bundle without the record).
 	Snapshots []KeptSnapshot
+	// Unread is the evidence the harness could not read at the end of the
+	// run, and why (nil: it read everything): an audit that reads it
+	// fails with "cannot judge" instead of judging what is missing.
+	Unread Unread
 	// Dir is the bundle's directory and Secrets what its secrets.json says
 	// to look for there (the log audit).
 	Dir     string
@@ -232,6 +243,43 @@ type Check struct {
 	Run  func(in *Input) Result
 	// Needs are the capabilities of the master the audit reads from.
 	Needs []masterkind.Capability
+	// Reads is the evidence the audit judges from (EvidenceEtcd,
+	// EvidenceStore, EvidenceNodes): when the harness could not read one of
+	// them at the end of the run, the audit fails saying it cannot judge.
+	Reads []string
+}
+
+// The evidence an audit reads, as Unread names it.
+const (
+	EvidenceEtcd  = "etcd"  // etcd's MVCC history and final keys
+	EvidenceStore = "store" // the snapshot store's objects
+	EvidenceNodes = "nodes" // every running master's health and state (Unread's key: "node master-N")
+)
+
+// Unread is what the harness could not read at the end of a run, by
+// evidence ("etcd", "store", or "node <name>"), and why.
+type Unread map[string]string
+
+// missing is why ev cannot be judged ("": it was read). For EvidenceNodes
+// it names every node that was not read.
+func (u Unread) missing(ev string) string {
+	if ev != EvidenceNodes {
+		if why, ok := u[ev]; ok {
+			return fmt.Sprintf("%s unreachable at the end of the run: cannot judge (%s)", ev, why)
+		}
+		return ""
+	}
+	var nodes []string
+	for k, why := range u {
+		if name, ok := strings.CutPrefix(k, "node "); ok {
+			nodes = append(nodes, fmt.Sprintf("%s: %s", name, why))
+		}
+	}
+	if len(nodes) == 0 {
+		return ""
+	}
+	slices.Sort(nodes)
+	return "a master unreadable at the end of the run: cannot judge (" + strings.Join(nodes, "; ") + ")"
 }
 
 // Checks are every audit, in report order.
@@ -239,36 +287,44 @@ func Checks() []Check {
 	return []Check{
 		{"durable-acknowledgement", "every acknowledged mutation is in the durable history (etcd's MVCC history, decoded through the contract) " +
 			"at or below the final durable prefix, and one key's acknowledgements are in the OpLog in the order they were acknowledged",
-			DurableAcknowledgement, nil},
+			DurableAcknowledgement, nil, etcdOnly},
 		{"acknowledged-data", "every acknowledged write is present on every node at the end, nothing unacknowledged is invented " +
-			"(a second opinion: read from the nodes' own state dumps)", AcknowledgedData, needsState},
-		{"linearizability", "the client history (puts, removes, reads) has a linearization (porcupine)", Linearizability, nil},
+			"(a second opinion: read from the nodes' own state dumps)", AcknowledgedData, needsState, nodesOnly},
+		{"linearizability", "the client history (puts, removes, reads) has a linearization (porcupine)", Linearizability, nil, nil},
 		{"keyspace-order", "etcd's MVCC history obeys the OpLog protocol: views grow, prefix and batch move together, batches " +
-			"are written once, deletes only under a published floor", KeyspaceOrder, nil},
+			"are written once, deletes only under a published floor", KeyspaceOrder, nil, etcdOnly},
 		{"convergence", "every running node ends at the final durable prefix with the state digest the harness's model rebuilds " +
-			"for it from the etcd history (and the nodes agree)", Convergence, needsState},
+			"for it from the etcd history (and the nodes agree)", Convergence, needsState, etcdAndNodes},
 		{"recovered-state", "each running node's final state equals the model's state at its cursor, rebuilt from the durable " +
 			"history alone: object by object, segment by segment, digest; no two live objects share memory at any durable prefix",
-			RecoveredState, needsState},
+			RecoveredState, needsState, etcdAndNodes},
 		{"snapshot-content", "every snapshot a pointer named, as the run kept it, decodes through the contract (upstream's " +
 			"format) and holds exactly the model's state at its cursor; an import's holds the fixture's content; the final " +
-			"pointers' snapshots are judged", SnapshotContent, nil},
+			"pointers' snapshots are judged", SnapshotContent, nil, etcdAndStore},
 		{"recovery-source", "every node bootstrapped from a source the scenario expects", RecoverySource,
-			[]masterkind.Capability{masterkind.BootstrapReport}},
-		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit, nil},
+			[]masterkind.Capability{masterkind.BootstrapReport}, nodesOnly},
+		{"objects", "every final pointer names a snapshot whose objects exist and verify against its manifest", ObjectsAudit, nil, etcdAndStore},
 		{"legacy-import", "a legacy import happened exactly when the scenario asked for one: one import record naming the " +
-			"fixture's snapshot and its exact digest", LegacyImport, nil},
+			"fixture's snapshot and its exact digest", LegacyImport, nil, etcdOnly},
 		{"operator-verify", "oplogctl verify finds no violation in the namespace the run left (every batch record, the prefix " +
 			"and its terminal batch, the view, the floor, the pointers and their snapshots) but at what a fault left damaged on " +
-			"purpose, which it names", OperatorVerify, nil},
-		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds, nil},
-		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit, nil},
-		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork, nil},
+			"purpose, which it names", OperatorVerify, nil, etcdAndStore},
+		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds, nil, nil},
+		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit, nil, nil},
+		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork, nil, nil},
 	}
 }
 
 // needsState: the audit reads each node's state (digest and dump).
 var needsState = []masterkind.Capability{masterkind.State}
+
+// What each audit reads (Check.Reads).
+var (
+	etcdOnly     = []string{EvidenceEtcd}
+	nodesOnly    = []string{EvidenceNodes}
+	etcdAndNodes = []string{EvidenceEtcd, EvidenceNodes}
+	etcdAndStore = []string{EvidenceEtcd, EvidenceStore}
+)
 
 // mandatory checks run on every bundle, whatever the scenario lists.
 var mandatory = map[string]bool{"log-audit": true}
@@ -292,11 +348,26 @@ func Run(in *Input) []Result {
 			out = append(out, Result{Name: c.Name, Pass: true, Skipped: true, Summary: "skipped: " + why})
 			continue
 		}
+		if why := cannotJudge(in, c.Reads); why != "" {
+			out = append(out, Result{Name: c.Name, Summary: why, Evidence: []string{why}})
+			continue
+		}
 		r := c.Run(in)
 		r.Name = c.Name
 		out = append(out, r)
 	}
 	return out
+}
+
+// cannotJudge is why evidence an audit reads is missing ("": none is).
+func cannotJudge(in *Input, reads []string) string {
+	var why []string
+	for _, ev := range reads {
+		if w := in.Unread.missing(ev); w != "" {
+			why = append(why, w)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // Passed reports whether every result passed (and there was at least one).

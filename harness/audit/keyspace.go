@@ -106,11 +106,21 @@ func newReplay(ks keyspace.Keyspace, events []Event, advertised map[string]strin
 			r.injected[rev] = true
 		}
 		for _, id := range e.Corrupted {
+			if e.EtcdRevision <= 0 {
+				// Damaged at a revision the harness could not read: a
+				// floor on it cannot be placed before or after the damage.
+				r.n["floor-verified: snapshots damaged at a revision the harness could not read (not judged)"]++
+				continue
+			}
 			if old, ok := r.corrupted[id]; !ok || e.EtcdRevision < old {
 				r.corrupted[id] = e.EtcdRevision
 			}
 		}
 		for _, node := range e.Ended {
+			if e.EtcdRevision <= 0 {
+				r.capture.endedUnknown[node] = true
+				continue
+			}
 			r.capture.ended[node] = append(r.capture.ended[node], e.EtcdRevision)
 		}
 	}

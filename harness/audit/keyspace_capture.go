@@ -33,6 +33,9 @@ type captureTrack struct {
 	// ended its process (Event.Ended): a node's work after one is a later
 	// incarnation's.
 	ended map[string][]int64
+	// endedUnknown are the nodes the harness ended at a revision it could
+	// not read (etcd unreachable then): their captures are not judged.
+	endedUnknown map[string]bool
 }
 
 // candidate is one election candidacy.
@@ -44,7 +47,8 @@ type candidate struct {
 
 func newCaptureTrack(advertised map[string]string) *captureTrack {
 	return &captureTrack{advertised: advertised, candidates: map[string]candidate{}, tokens: map[int64]string{},
-		claimer: map[uint64]*candidate{}, ended: map[string][]int64{}}
+		claimer: map[uint64]*candidate{}, ended: map[string][]int64{},
+		endedUnknown: map[string]bool{}}
 }
 
 // token records the owner token a writer key put under lease holds (the
@@ -146,6 +150,10 @@ func (r *replay) judgeCapture(rev int64, p *batchsnap.Pointer) {
 	now := t.leader()
 	if now == nil || now.key != lead.key || now.createRev != lead.createRev {
 		r.n["standby-captured: published by the primary of its batch after it lost the leadership (not judged)"]++
+		return
+	}
+	if t.endedUnknown[primary] {
+		r.n["standby-captured: published by a node the harness ended at a revision it could not read (not judged)"]++
 		return
 	}
 	for _, end := range t.ended[primary] {

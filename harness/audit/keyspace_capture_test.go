@@ -36,6 +36,20 @@ func TestStandbyCapturedAttributes(t *testing.T) {
 	require.True(t, res.Pass, evidence0(res))
 	require.Equal(t, 1, res.Exercised["standby-captured: published by the primary of its batch after it lost the leadership (not judged)"])
 
+	// The primary of batch 7 published it while it still led: it captured
+	// as the primary (a violation) — unless the harness had ended its
+	// process at a revision it could not read (etcd unreachable then): its
+	// new process may have captured as a standby, so nothing is judged.
+	res = KeyspaceOrder(build(map[string]string{"http://a": "node"}, false))
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "[standby-captured]")
+	in := build(map[string]string{"http://a": "node"}, false)
+	in.Events = append(in.Events, Event{Kind: "fault", Name: "kill", Ended: []string{"node"},
+		EtcdRevisionNote: "etcd's revision unknown: etcd unreadable for 2s"})
+	res = KeyspaceOrder(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 1, res.Exercised["standby-captured: published by a node the harness ended at a revision it could not read (not judged)"])
+
 	// Without the advertise_url → node_id map nothing is tied, nothing guessed.
 	res = KeyspaceOrder(build(nil, false))
 	require.True(t, res.Pass, evidence0(res))

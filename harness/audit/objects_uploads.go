@@ -58,8 +58,10 @@ func judgeUploads(in *Input, ev *evidence) (judged, unjudged int) {
 		damage = min(damage, rev)
 	}
 	for _, e := range in.Events {
-		if len(e.Corrupted) > 0 && e.EtcdRevision > 0 {
-			damage = min(damage, e.EtcdRevision)
+		if len(e.Corrupted) > 0 {
+			// a damage at a revision the harness could not read (0) may
+			// have come at any point: no lease is judged
+			damage = min(damage, max(e.EtcdRevision, 0))
 		}
 	}
 	// Each maintenance lease's tenure, and latest's bound when it began.

@@ -28,14 +28,19 @@ func applierHolds(in *Input) []*applierHold {
 			continue
 		}
 		h := &applierHold{node: strings.Trim(e.Target, "[]"), from: e.EtcdRevision, to: math.MaxInt64}
+		known := true
 		for _, later := range in.Events[i+1:] {
 			healed := later.Kind == "heal" && later.Name == "failpoint" && later.Detail == e.Detail
-			if (healed || slices.Contains(later.Ended, h.node)) && later.EtcdRevision > 0 {
-				h.to = later.EtcdRevision
+			if healed || slices.Contains(later.Ended, h.node) {
+				// a hold that ended at a revision the harness could not
+				// read has no known end: it counts for no window
+				h.to, known = later.EtcdRevision, later.EtcdRevision > 0
 				break
 			}
 		}
-		holds = append(holds, h)
+		if known {
+			holds = append(holds, h)
+		}
 	}
 	return holds
 }

@@ -215,6 +215,14 @@ func TestWindowLongReplayCatchUpAndRebootstrap(t *testing.T) {
 			r.resign(1)
 			return hold(hit, r.rev+1)
 		}, map[string]int{}},
+		{"elected while held, the heal's revision unknown", func(r *revs) []Event {
+			// etcd could not be read as the heal began: the hold's end is
+			// unknown, so no election can be placed inside it
+			hit := r.rev
+			appendN(r, 12)
+			r.resign(1)
+			return hold(hit, 0)
+		}, map[string]int{}},
 		{"elected after the heal", func(r *revs) []Event {
 			hit := r.rev
 			appendN(r, 12)

@@ -43,6 +43,7 @@ const (
 	ScreenshotFile  = "report.png" // report.html as headless Chromium shows it (chaos run --screenshot)
 	LinearizeFile   = "linearizability.html"
 	SecretsFile     = "secrets.json" // salted hashes of the run's secrets, for the log audit
+	UnreadFile      = "unread.json"  // what the harness could not read at the end, and why (audit.Unread)
 )
 
 // Binary identifies one binary of the run.
@@ -249,6 +250,11 @@ func Open(path string) (*Bundle, error) {
 	if _, err := os.Stat(filepath.Join(dir, SnapshotsFile)); err == nil {
 		in.Snapshots = []audit.KeptSnapshot{}
 		if err := readJSON(dir, SnapshotsFile, &in.Snapshots); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, UnreadFile)); err == nil {
+		if err := readJSON(dir, UnreadFile, &in.Unread); err != nil {
 			return nil, err
 		}
 	}

@@ -22,6 +22,16 @@ import (
 	"github.com/oplogha/oplogha/harness/s3server"
 )
 
+// CallTimeout bounds each call the harness makes to etcd through Env: a
+// fault or heal against an etcd without quorum fails after it instead of
+// waiting for the quorum its own heal would bring back.
+const CallTimeout = 5 * time.Second
+
+// bounded is ctx with CallTimeout.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, CallTimeout)
+}
+
 // Env adapts a Cluster to faults.Env with the run's seeded choices.
 type Env struct {
 	C   *Cluster
@@ -256,6 +266,8 @@ func (e *Env) EtcdGet(ctx context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	defer cli.Close()
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	resp, err := cli.Get(ctx, key)
 	if err != nil || len(resp.Kvs) == 0 {
 		return nil, err
@@ -270,6 +282,8 @@ func (e *Env) EtcdRevision(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer cli.Close()
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	resp, err := cli.Get(ctx, e.ks.DurablePrefix())
 	if err != nil {
 		return 0, err
@@ -284,6 +298,8 @@ func (e *Env) EtcdPut(ctx context.Context, key string, value []byte) (int64, err
 		return 0, err
 	}
 	defer cli.Close()
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	resp, err := cli.Put(ctx, key, string(value))
 	if err != nil {
 		return 0, err
@@ -349,7 +365,9 @@ func (e *Env) RevokeWriterLease(ctx context.Context, node string, wait time.Dura
 	deadline := time.Now().Add(wait)
 	seen := ""
 	for {
-		resp, err := cli.Get(ctx, e.ks.SnapshotMaintenance())
+		gctx, cancel := bounded(ctx)
+		resp, err := cli.Get(gctx, e.ks.SnapshotMaintenance())
+		cancel()
 		if err != nil {
 			return "", err
 		}
@@ -357,7 +375,9 @@ func (e *Env) RevokeWriterLease(ctx context.Context, node string, wait time.Dura
 			holder := string(resp.Kvs[0].Value)
 			seen = holder
 			if node == "" || strings.HasPrefix(holder, node+"/") {
-				_, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+				rctx, cancel := bounded(ctx)
+				_, err := cli.Revoke(rctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+				cancel()
 				if err == nil {
 					return holder, nil
 				}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -295,21 +296,29 @@ func (c *Cluster) Status(ctx context.Context) []MemberStatus {
 		return out
 	}
 	defer cli.Close()
+	// Every member at once: a frozen member costs the call its timeout
+	// once, not once per member.
+	var wg sync.WaitGroup
 	for i, m := range c.Members {
 		out[i] = MemberStatus{Name: m.Name, Endpoint: m.ClientURL}
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := cli.Status(sctx, m.ClientURL)
-		cancel()
-		if err != nil {
-			out[i].Err = err.Error()
-			continue
-		}
-		out[i].ID, out[i].Leader, out[i].RaftTerm = st.Header.MemberId, st.Leader, st.RaftTerm
-		out[i].Revision, out[i].DBSize, out[i].InUse = st.Header.Revision, st.DbSize, st.DbSizeInUse
-		if len(st.Errors) > 0 {
-			out[i].Alarms = strings.Join(st.Errors, "; ")
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			st, err := cli.Status(sctx, m.ClientURL)
+			cancel()
+			if err != nil {
+				out[i].Err = err.Error()
+				return
+			}
+			out[i].ID, out[i].Leader, out[i].RaftTerm = st.Header.MemberId, st.Leader, st.RaftTerm
+			out[i].Revision, out[i].DBSize, out[i].InUse = st.Header.Revision, st.DbSize, st.DbSizeInUse
+			if len(st.Errors) > 0 {
+				out[i].Alarms = strings.Join(st.Errors, "; ")
+			}
+		}()
 	}
+	wg.Wait()
 	return out
 }
 

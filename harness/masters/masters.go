@@ -72,6 +72,8 @@ type Set struct {
 
 	mu   sync.Mutex
 	held map[string]bool // stopped on purpose: not restarted by the supervisor
+	// mon polls every node's health, each on its own (monitor.go).
+	mon *monitor
 }
 
 // Start writes each node's config and starts every node.
@@ -129,6 +131,7 @@ func Start(ctx context.Context, group *proc.Group, opts Options) (*Set, error) {
 		}
 		s.Nodes = append(s.Nodes, n)
 	}
+	s.mon = newMonitor(s)
 	for _, n := range s.Nodes {
 		if n.Name != opts.StartFirst {
 			continue
@@ -242,11 +245,14 @@ func (s *Set) start(n *Node, delay time.Duration) error {
 // Process is a node's current process.
 func (s *Set) Process(n *Node) (*proc.Process, bool) { return s.group.Get(n.Name) }
 
-// Health reads every node's /healthz, all at once; an unreachable node has
-// Role "down", and so has a node whose process is not running, without a
-// request (on the docker runtime a dead node's address answers nothing: a
-// request would wait out its timeout).
+// Health is every node's health: each node's first reading begun after
+// the call (monitor.go). A node whose process is not running is "down"
+// without a request (on the docker runtime a dead node's address answers
+// nothing), and so is a node that has gone silent (no answer for NoAnswer):
+// a frozen node never holds the call up past NoAnswer, and once it is
+// known to be silent not at all.
 func (s *Set) Health(ctx context.Context) []client.Health {
+	from := time.Now()
 	out := make([]client.Health, len(s.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range s.Nodes {
@@ -257,18 +263,31 @@ func (s *Set) Health(ctx context.Context) []client.Health {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			h, err := s.opts.Driver.Health(hctx, n)
-			cancel()
-			if err != nil {
-				h = client.Health{NodeID: n.Name, Role: "down", ApplyError: err.Error()}
-			}
-			out[i] = h
+			out[i] = s.mon.fresh(ctx, i, from).Health
 		}()
 	}
 	wg.Wait()
 	return out
 }
+
+// Latest is every node's newest reading, without waiting for any: what the
+// harness knows of each node now (a silent node down). A node not yet read
+// has a zero reading.
+func (s *Set) Latest() []Reading {
+	now := time.Now()
+	out := make([]Reading, len(s.Nodes))
+	for i := range s.Nodes {
+		out[i], _ = s.mon.now(i, now)
+	}
+	return out
+}
+
+// Changed is closed at the next new reading of any node.
+func (s *Set) Changed() <-chan struct{} { return s.mon.Changed() }
+
+// Close stops the health polling (it stops by itself once the process
+// group closes).
+func (s *Set) Close() { s.mon.close() }
 
 // ErrNoPrimary: no node became the serving primary in time.
 var ErrNoPrimary = errors.New("no serving primary")

@@ -81,6 +81,14 @@ func (g *Group) Host(name string) string {
 	return "127.0.0.1"
 }
 
+// Closing reports whether Close has begun: whoever watches the group's
+// processes may stop.
+func (g *Group) Closing() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closing
+}
+
 // Get returns the current process of that name.
 func (g *Group) Get(name string) (*Process, bool) {
 	g.mu.Lock()

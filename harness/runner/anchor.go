@@ -26,17 +26,15 @@ type ReplayCheck struct {
 var ErrDiverged = fmt.Errorf("replay diverged from the original run")
 
 // anchorNow reads the logical state a fault is about to be injected into.
-func (r *run) anchorNow(ctx context.Context, step int) *audit.Anchor {
+func (r *run) anchorNow(step int) *audit.Anchor {
 	a := &audit.Anchor{Step: step, AfterFailpoint: r.lastFailpointHit}
-	if b, err := r.durableBatch(ctx); err == nil {
-		a.BatchID = b
-	}
-	if rev, err := r.env.EtcdRevision(ctx); err == nil {
-		a.EtcdRev = rev
-	}
+	// What the harness last saw, without waiting on etcd or a node: the
+	// fault must land now, whatever is broken.
+	rd, _ := r.clock.before(time.Now())
+	a.BatchID, a.EtcdRev = rd.Batch, rd.Rev
 	a.Roles = map[string]string{}
-	for i, h := range r.cluster.Masters.Health(ctx) {
-		a.Roles[r.cluster.Masters.Nodes[i].Name] = h.Role
+	for i, rd := range r.cluster.Masters.Latest() {
+		a.Roles[r.cluster.Masters.Nodes[i].Name] = rd.Health.Role
 	}
 	return a
 }

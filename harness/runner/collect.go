@@ -23,12 +23,17 @@ import (
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/objects"
 	"github.com/oplogha/oplogha/harness/s3server"
 	"github.com/oplogha/oplogha/impl/contract/verify"
 )
 
 // collect reads the evidence while the cluster still runs: every master's
 // health, full state and metrics, and etcd's final keys and MVCC history.
+// Nothing it reads holds it up past a deadline of its own: what it cannot
+// read (etcd without quorum, a store that answers nothing, a master that
+// does not answer) it records in r.unread, and the audits that judge from
+// it say they cannot judge rather than judge what is missing.
 func (r *run) collect(ctx context.Context) error {
 	r.prog.set("collecting evidence", "")
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -38,24 +43,9 @@ func (r *run) collect(ctx context.Context) error {
 		return err
 	}
 	for _, n := range r.cluster.Masters.Nodes {
-		node := audit.Node{Name: n.Name}
-		if p, ok := r.cluster.Group.Get(n.Name); ok && p.Running() {
-			node.Running = true
-			h, err := r.cluster.Masters.NodeHealth(ctx, n)
-			if err != nil {
-				return fmt.Errorf("%s health: %w", n.Name, err)
-			}
-			node.Health = h
-			st, err := r.cluster.Masters.State(ctx, n, true)
-			switch {
-			case errors.Is(err, masters.ErrNotExposed): // the audits that read it skip, saying why
-			case err != nil:
-				return fmt.Errorf("%s state: %w", n.Name, err)
-			}
-			node.State = st
-			if err := scrape(ctx, r.cluster.Masters.MetricsURL(n), filepath.Join(nodesDir, n.Name+".metrics.txt")); err != nil {
-				return err
-			}
+		node, err := r.collectNode(ctx, n, nodesDir)
+		if err != nil {
+			return err
 		}
 		if err := bundle.WriteJSON(nodesDir, n.Name+".json", node); err != nil {
 			return err
@@ -75,40 +65,74 @@ func (r *run) collect(ctx context.Context) error {
 		return err
 	}
 	defer cli.Close()
-	// The retention series ends with the frozen cluster: a bound broken in
-	// the last second of a run (a step that fails right after a snapshot
-	// lands) would otherwise be seen or missed by where the once-a-second
-	// sampler's tick fell, and a replay could not fail as its original did.
-	if st, err := r.store(); err == nil {
-		sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
-		r.sampleOnce(sctx, cli, ks, st)
-		scancel()
-	}
-	final, err := etcddump.ReadFinal(ctx, cli, ks)
-	if err != nil {
-		return err
-	}
-	if err := bundle.WriteJSON(r.dir, bundle.EtcdFinalFile, final); err != nil {
-		return err
+	fctx, fcancel := context.WithTimeout(ctx, collectRead)
+	final, ferr := etcddump.ReadFinal(fctx, cli, ks)
+	fcancel()
+	etcdOK := ferr == nil
+	if etcdOK {
+		if err := bundle.WriteJSON(r.dir, bundle.EtcdFinalFile, final); err != nil {
+			return err
+		}
+	} else {
+		r.cannotRead(audit.EvidenceEtcd, ferr)
 	}
 	if err := bundle.WriteJSON(r.dir, bundle.EtcdMembersFile, r.cluster.Etcd.Status(ctx)); err != nil {
 		return err
 	}
+	st, err := r.store()
+	if err != nil {
+		return err
+	}
+	var list []objects.Object
+	storeOK := st != nil
+	if st != nil {
+		lctx, lcancel := context.WithTimeout(ctx, collectRead)
+		list, err = st.List(lctx, r.snapshotPrefix())
+		lcancel()
+		if err != nil {
+			storeOK = false
+			r.cannotRead(audit.EvidenceStore, fmt.Errorf("list %s: %w", r.snapshotPrefix(), err))
+		}
+	}
+	if !etcdOK {
+		return nil // every record below reads etcd
+	}
+	// The retention series ends with the frozen cluster: a bound broken in
+	// the last second of a run (a step that fails right after a snapshot
+	// lands) would otherwise be seen or missed by where the once-a-second
+	// sampler's tick fell, and a replay could not fail as its original did.
+	if storeOK {
+		sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+		r.sampleOnce(sctx, cli, ks, st)
+		scancel()
+	}
 	// The verifier opens every pointer's snapshot (one read per snapshot);
 	// the objects audit's pointer checks are its verdicts.
-	vrep, verr := r.verifyNamespace(ctx, cli, ks)
-	if err := r.collectObjects(ctx, final, vrep, verr); err != nil {
-		return fmt.Errorf("object store: %w", err)
+	var vrep *verify.Report
+	var verr error
+	if storeOK || st == nil {
+		vctx, vcancel := context.WithTimeout(ctx, collectVerify)
+		vrep, verr = r.verifyNamespace(vctx, cli, ks, st)
+		vcancel()
+	}
+	if storeOK {
+		if err := r.collectObjects(final, vrep, verr, st, list); err != nil {
+			return fmt.Errorf("object store: %w", err)
+		}
 	}
 	if verr != nil {
 		return fmt.Errorf("verify the namespace: %w", verr)
 	}
-	if err := r.keepHistory(ctx, cli, ks, final.Revision); err != nil {
-		return err
+	hctx, hcancel := context.WithTimeout(ctx, collectHistory)
+	err = r.keepHistory(hctx, cli, ks, final.Revision)
+	hcancel()
+	if err != nil {
+		r.cannotRead(audit.EvidenceEtcd, err)
+		return nil
 	}
 	// Every snapshot a pointer named: the final ones while the masters
 	// are frozen (whole), then those of the history the sampler missed.
-	if st, err := r.store(); err == nil && st != nil {
+	if storeOK {
 		live := func(ctx context.Context) ([2][]byte, error) { return readPointers(ctx, cli, ks) }
 		r.keepNamed(ctx, cli, ks, st)
 		events, err := etcddump.ReadHistoryFile(filepath.Join(r.dir, bundle.EtcdHistoryFile))
@@ -118,6 +142,67 @@ func (r *run) collect(ctx context.Context) error {
 		r.keeper.noteHistory(ctx, st, ks, events, live)
 	}
 	return nil
+}
+
+// The bounds of collect's reads: one read of etcd's keys or the store's
+// listing, the namespace verifier (it opens every pointer's snapshot), the
+// MVCC history, one master's health and metrics, one master's state dump.
+const (
+	collectRead    = 10 * time.Second
+	collectVerify  = 60 * time.Second
+	collectHistory = 60 * time.Second
+	collectNode    = 5 * time.Second
+	collectState   = 30 * time.Second
+)
+
+// cannotRead records that the evidence ev (audit.EvidenceEtcd,
+// EvidenceStore, or "node <name>") could not be read at the end, and why
+// (the first reason stays).
+func (r *run) cannotRead(ev string, err error) {
+	if r.unread == nil {
+		r.unread = audit.Unread{}
+	}
+	if _, ok := r.unread[ev]; !ok {
+		r.unread[ev] = err.Error()
+	}
+	r.events.add("note", "collect", ev, "could not read: "+err.Error(), false)
+}
+
+// collectNode reads one master's health, state and metrics, each with a
+// deadline; what it cannot read is recorded (cannotRead), not fatal.
+func (r *run) collectNode(ctx context.Context, n *masters.Node, nodesDir string) (audit.Node, error) {
+	node := audit.Node{Name: n.Name}
+	p, ok := r.cluster.Group.Get(n.Name)
+	if !ok || !p.Running() {
+		return node, nil
+	}
+	node.Running = true
+	ev := "node " + n.Name
+	hctx, cancel := context.WithTimeout(ctx, collectNode)
+	h, err := r.cluster.Masters.NodeHealth(hctx, n)
+	cancel()
+	if err != nil {
+		r.cannotRead(ev, fmt.Errorf("health: %w", err))
+		return node, nil
+	}
+	node.Health = h
+	sctx, cancel := context.WithTimeout(ctx, collectState)
+	st, err := r.cluster.Masters.State(sctx, n, true)
+	cancel()
+	switch {
+	case errors.Is(err, masters.ErrNotExposed): // the audits that read it skip, saying why
+	case err != nil:
+		r.cannotRead(ev, fmt.Errorf("state: %w", err))
+	}
+	node.State = st
+	mctx, cancel := context.WithTimeout(ctx, collectNode)
+	err = scrape(mctx, r.cluster.Masters.MetricsURL(n), filepath.Join(nodesDir, n.Name+".metrics.txt"))
+	cancel()
+	if err != nil {
+		// no audit reads the metrics: a note, not missing evidence
+		r.events.add("note", "collect", n.Name, "metrics not read: "+err.Error(), false)
+	}
+	return node, nil
 }
 
 // freezeMasters pauses every running master and returns what resumes them.
@@ -200,6 +285,11 @@ func (r *run) writeBundle(meta bundle.Meta) error {
 			return err
 		}
 	}
+	if len(r.unread) > 0 {
+		if err := bundle.WriteJSON(r.dir, bundle.UnreadFile, r.unread); err != nil {
+			return err
+		}
+	}
 	if r.base != nil {
 		if err := bundle.WriteJSON(r.dir, bundle.BaseFile, r.base); err != nil {
 			return err
@@ -253,11 +343,7 @@ func copyLogs(work, dst string) error {
 // operator-verify audit. With a store, the verifier opens each pointer's
 // snapshot by exact keys (batchsnap.Open); collectObjects takes its
 // verdicts from the report returned.
-func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (*verify.Report, error) {
-	st, err := r.store()
-	if err != nil {
-		return nil, err
-	}
+func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objects.Reader) (*verify.Report, error) {
 	opt := verify.Options{Store: st}
 	if st != nil {
 		opt.ObjectRoot = r.snapshotPrefix()
@@ -273,11 +359,7 @@ func (r *run) verifyNamespace(ctx context.Context, cli *clientv3.Client, ks keys
 // on the snapshot it names (vrep, from verifyNamespace, which opened each
 // by exact keys as a recovering node would; verr when it could not run),
 // and lists the cluster's snapshot prefix.
-func (r *run) collectObjects(ctx context.Context, final etcddump.Final, vrep *verify.Report, verr error) error {
-	st, err := r.store()
-	if err != nil || st == nil {
-		return err
-	}
+func (r *run) collectObjects(final etcddump.Final, vrep *verify.Report, verr error, st objects.Reader, list []objects.Object) error {
 	rep := audit.StoreReport{Store: st.Name()}
 	ks, err := r.keyspace()
 	if err != nil {
@@ -298,10 +380,6 @@ func (r *run) collectObjects(ctx context.Context, final etcddump.Final, vrep *ve
 		pc.Valid, pc.SnapshotID = true, p.SnapshotID
 		pc.Verified, pc.Error = openedByVerifier(slot.name, p.SnapshotID, vrep, verr)
 		rep.Pointers = append(rep.Pointers, pc)
-	}
-	list, err := st.List(ctx, r.snapshotPrefix())
-	if err != nil {
-		return err
 	}
 	for _, o := range list {
 		rep.Objects++

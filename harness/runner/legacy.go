@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,14 +152,15 @@ func (g rootGetter) Get(_ context.Context, key string) (io.ReadCloser, error) {
 	return f, err
 }
 
+// refusesWait is how long a refused master has to exit when the assert
+// does not say.
+const refusesWait = 30 * time.Second
+
 // assertRefuses starts one more master with the refused settings and
 // requires it to exit non-zero by itself with a line saying why.
 func (r *run) assertRefuses(ctx context.Context, a *scenario.RefusesAssert) error {
 	r.refusals++
-	timeout := a.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
+	timeout := cmp.Or(a.Timeout, refusesWait)
 	name := fmt.Sprintf("refused-%d", r.refusals)
 	res, err := r.cluster.Masters.TryConfig(ctx, name, a.Config, timeout)
 	if err != nil {

@@ -17,24 +17,54 @@ import (
 	"github.com/oplogha/oplogha/harness/proc"
 )
 
-// execute is a run's lifecycle: build the binaries, boot the cluster (or
-// the docker one), mount the segments, start traffic, run the steps, settle
-// and collect the evidence; every process it starts joins group.
+// execute is a run's lifecycle: boot, run the steps, settle and collect
+// the evidence; every process it starts joins group.
 func (r *run) execute(ctx context.Context, group *proc.Group) error {
+	stop, err := r.boot(ctx, group)
+	defer stop()
+	if err != nil {
+		return err
+	}
+	stepErr := r.runSteps(ctx)
+	if stepErr == nil {
+		r.waitMinimumWork(ctx)
+	}
+	r.settle(ctx)
+	if err := r.collect(ctx); err != nil {
+		return errors.Join(stepErr, fmt.Errorf("collect: %w", err))
+	}
+	return stepErr
+}
+
+// ErrCannotRun: the run could not start (a binary that would not build or
+// is missing, a docker image, a fixture): nothing of the system was run,
+// so the run says nothing about it.
+var ErrCannotRun = errors.New("the run could not start")
+
+// boot builds the binaries, boots the cluster (or the docker one), starts
+// the run's observers and etcd clock, mounts the segments and starts
+// traffic; stop ends the observers and the clock (call it even on error).
+func (r *run) boot(ctx context.Context, group *proc.Group) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
 	r.prog.set("building binaries", "")
 	bins, err := cluster.PrepareBinaries(ctx, r.opts.Cache, r.work, r.sc.Cluster.BuildTags...)
 	if err != nil {
-		return fmt.Errorf("binaries: %w", err)
+		return stop, fmt.Errorf("%w: binaries: %w", ErrCannotRun, err)
 	}
 	driver, err := r.useKind(group, &bins)
 	if err != nil {
-		return err
+		return stop, fmt.Errorf("%w: %w", ErrCannotRun, err)
 	}
 	r.binaries = bins
 	if r.runtime() == "docker" {
 		r.prog.set("building images", "")
 		if err := r.useDocker(ctx, group, bins); err != nil {
-			return fmt.Errorf("docker runtime: %w", err)
+			return stop, fmt.Errorf("%w: docker runtime: %w", ErrCannotRun, err)
 		}
 	}
 	masterCfg := map[string]any{}
@@ -44,7 +74,7 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	if r.sc.Cluster.LegacyImport != nil {
 		base, extra, err := r.legacyBase(ctx)
 		if err != nil {
-			return err
+			return stop, fmt.Errorf("%w: %w", ErrCannotRun, err)
 		}
 		r.base = base
 		for k, v := range extra {
@@ -70,43 +100,43 @@ func (r *run) execute(ctx context.Context, group *proc.Group) error {
 	c, err := cluster.Up(ctx, group, bins, shape, r.work)
 	r.cluster = c
 	if err != nil {
-		return fmt.Errorf("boot: %w", err)
+		return stop, fmt.Errorf("boot: %w", err)
 	}
 	ks, err := keyspace.New(r.sc.Cluster.ClusterID)
 	if err != nil {
-		return err
+		return stop, err
 	}
+	stops = append(stops, c.Masters.Close)
 	r.env = cluster.NewEnv(c, ks, r.sc.Seed)
 	r.env.BeforeCompact = r.beforeCompact
+	clockCli, _, err := r.etcd()
+	if err != nil {
+		return stop, err
+	}
+	r.clock = startClock(clockCli, ks)
+	stops = append(stops, func() {
+		r.clock.close()
+		clockCli.Close()
+	})
 	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obs sync.WaitGroup
-	obs.Add(2)
-	go func() {
-		defer obs.Done()
-		r.observe(obsCtx)
-	}()
-	go func() {
-		defer obs.Done()
-		r.sample(obsCtx)
-	}()
-	defer func() {
+	for _, observe := range []func(context.Context){r.observe, r.observePublications, r.sample} {
+		obs.Add(1)
+		go func() {
+			defer obs.Done()
+			observe(obsCtx)
+		}()
+	}
+	stops = append(stops, func() {
 		stopObs()
 		obs.Wait()
-	}()
+	})
 	if err := r.setup(ctx); err != nil {
-		return err
+		return stop, err
 	}
 	r.startTraffic(ctx)
-	stepErr := r.runSteps(ctx)
-	if stepErr == nil {
-		r.waitMinimumWork(ctx)
-	}
-	r.settle(ctx)
-	if err := r.collect(ctx); err != nil {
-		return errors.Join(stepErr, fmt.Errorf("collect: %w", err))
-	}
-	return stepErr
+	return stop, nil
 }
 
 // setup mounts the segments the traffic places replicas on.
@@ -156,6 +186,11 @@ func (r *run) settle(ctx context.Context) {
 	r.prog.set("settling", "")
 	r.stopTraffic()
 	r.healAll(ctx, true)
+	if why := r.etcdUnreadable(ctx, 10*time.Second); why != "" {
+		// Catching up is measured against etcd: nothing to wait for.
+		r.events.add("note", "settle", "", "not waiting for the masters to catch up: "+why, false)
+		return
+	}
 	if r.allFailedClosed(ctx) {
 		r.events.add("note", "settle", "", "no master serves nor could: every master failed closed or exited, nothing to catch up", true)
 		return

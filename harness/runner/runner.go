@@ -139,10 +139,31 @@ type run struct {
 	// closers run once the steps and the evidence are done (the load's
 	// client's pinger).
 	closers []func()
+	// clock reads etcd's revision in the background (etcdclock.go).
+	clock *etcdClock
+	// unread is the evidence collect could not read, and why.
+	unread audit.Unread
 }
 
 // Run runs sc.
 func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, error) {
+	r, skipped, err := newRun(sc, opts)
+	if err != nil || skipped != nil {
+		return skipped, err
+	}
+	defer os.RemoveAll(r.work)
+	parent := ctx // the report check outlives the scenario's timeout
+	ctx, cancel := context.WithTimeout(ctx, r.sc.Timeout)
+	defer cancel()
+	group := proc.NewGroup()
+	runErr := r.execute(ctx, group)
+	return r.finish(parent, group, runErr)
+}
+
+// newRun prepares a run of sc: its master kind, its bundle and work
+// directories. A scenario whose master kind lacks what it requires is not
+// run: the outcome says why (skipped).
+func newRun(sc *scenario.Scenario, opts Options) (r *run, skipped *Outcome, err error) {
 	start := time.Now()
 	if opts.Master != "" && opts.Master != sc.Cluster.Master {
 		c := *sc
@@ -151,34 +172,33 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 	}
 	kind, err := masterkind.ByName(sc.Cluster.Master)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if why := kind.SkipReason(sc.Requires()); why != "" {
-		return &Outcome{Scenario: sc.Name, Seed: sc.Seed, Tier: sc.Tier, Pass: true, Skipped: why}, nil
+		return nil, &Outcome{Scenario: sc.Name, Seed: sc.Seed, Tier: sc.Tier, Pass: true, Skipped: why}, nil
 	}
 	if abs, err := filepath.Abs(opts.Out); err == nil {
 		opts.Out = abs // processes run in their own directories
 	}
 	dir, err := uniqueDir(opts.Out, fmt.Sprintf("%s-seed%d-%s", sc.Name, sc.Seed, start.UTC().Format("20060102T150405Z")))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	work := filepath.Join(opts.Out, ".work", filepath.Base(dir))
 	if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r := &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{},
+	r = &run{sc: sc, opts: opts, dir: dir, work: work, start: start, rec: history.NewRecorder(start), injected: map[string]*faults.Injected{},
 		healed: map[string]*faults.Injected{}, ended: map[string]*proc.Process{}, histFrom: 1,
 		keeper: newSnapshotKeeper(dir, start), kind: kind}
 	r.events.start = start
 	r.prog = newProgress(opts.Progress, sc.Name, len(sc.Steps), func() (int64, string) { return r.rec.OKCount(), r.events.lastEvent() })
-	defer os.RemoveAll(work)
+	return r, nil, nil
+}
 
-	parent := ctx // the report check outlives the scenario's timeout
-	ctx, cancel := context.WithTimeout(ctx, sc.Timeout)
-	defer cancel()
-	group := proc.NewGroup()
-	runErr := r.execute(ctx, group)
+// finish stops every process of the run, writes its bundle, audits it and
+// renders it (Finish).
+func (r *run) finish(ctx context.Context, group *proc.Group, runErr error) (*Outcome, error) {
 	for _, c := range r.closers {
 		c()
 	}
@@ -189,20 +209,20 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*Outcome, er
 		runErr = errors.Join(runErr, fmt.Errorf("cleanup: %w", err))
 	}
 	for _, p := range group.Records() {
-		meta.Processes = append(meta.Processes, bundle.ProcessInfo{Name: p.Name, PID: p.PID, Args: p.Args, Log: relLog(p.Log, work)})
+		meta.Processes = append(meta.Processes, bundle.ProcessInfo{Name: p.Name, PID: p.PID, Args: p.Args, Log: relLog(p.Log, r.work)})
 	}
 	if runErr != nil {
 		meta.Error = runErr.Error()
 	}
-	meta.DurationMS = time.Since(start).Milliseconds()
+	meta.DurationMS = time.Since(r.start).Milliseconds()
 	if err := r.writeBundle(meta); err != nil {
-		return nil, fmt.Errorf("write bundle %s: %w", dir, err)
+		return nil, fmt.Errorf("write bundle %s: %w", r.dir, err)
 	}
-	out, err := Finish(parent, dir, opts)
+	out, err := Finish(ctx, r.dir, r.opts)
 	if err != nil {
 		return nil, err
 	}
-	out.Err, out.Duration, out.DockerRun, out.Replay = errors.Join(runErr, out.Err), time.Since(start), r.dockerRun, r.replayChecks
+	out.Err, out.Duration, out.DockerRun, out.Replay = errors.Join(runErr, out.Err), time.Since(r.start), r.dockerRun, r.replayChecks
 	return out, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/oplogha/oplogha/harness/client"
+	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -95,7 +96,9 @@ func (r *run) noKeysUnder(ctx context.Context, prefix string, d time.Duration) e
 	}
 	defer cli.Close()
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
-		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithLimit(1))
+		gctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+		resp, err := cli.Get(gctx, prefix, clientv3.WithPrefix(), clientv3.WithLimit(1))
+		cancel()
 		if err != nil {
 			return err
 		}
@@ -119,7 +122,9 @@ func (r *run) unchangedFor(ctx context.Context, key string, d time.Duration, cha
 	}
 	defer cli.Close()
 	read := func() (string, error) {
-		resp, err := cli.Get(ctx, key)
+		gctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+		defer cancel()
+		resp, err := cli.Get(gctx, key)
 		if err != nil || len(resp.Kvs) == 0 {
 			return "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -34,7 +35,7 @@ func (r *run) stepFault(ctx context.Context, st scenario.Step, afterFailpoint st
 			return fmt.Errorf("%w at step %d: %s", ErrDiverged, r.stepIndex, divergence)
 		}
 	}
-	anchor := r.anchorNow(ctx, r.stepIndex)
+	anchor := r.anchorNow(r.stepIndex)
 	anchor.AfterFailpoint = afterFailpoint
 	before := r.masterProcesses()
 	in, err := faults.Inject(ctx, faultEnv{r.env, r}, spec)
@@ -53,8 +54,15 @@ func (r *run) stepFault(ctx context.Context, st scenario.Step, afterFailpoint st
 			r.ended[name] = p
 		}
 	}
+	acted := time.Now()
 	anchor.Targets = in.Targets
-	r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in, anchor)
+	i := r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in, anchor)
+	if len(in.Ended) > 0 || len(in.Corrupted) > 0 {
+		// whatever an ended node does after etcd's revision once the
+		// fault had acted is a later incarnation's; a snapshot damaged by
+		// then is known to be bad
+		r.recordRevisionAfter(ctx, i, acted)
+	}
 	if replaying {
 		c := checkLanding(st.Fault.Kind, orig, *anchor, divergence)
 		r.replayChecks = append(r.replayChecks, c)
@@ -78,6 +86,8 @@ func (e faultEnv) EtcdDelete(ctx context.Context, key string) (int64, error) {
 		return 0, err
 	}
 	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+	defer cancel()
 	resp, err := cli.Delete(ctx, key)
 	if err != nil {
 		return 0, fmt.Errorf("delete %s: %w", key, err)
@@ -98,6 +108,8 @@ func (e faultEnv) EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (i
 	for _, p := range prefixes {
 		ops = append(ops, clientv3.OpDelete(p, clientv3.WithPrefix()))
 	}
+	ctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+	defer cancel()
 	resp, err := cli.Txn(ctx).Then(ops...).Commit()
 	if err != nil {
 		return 0, 0, fmt.Errorf("delete %v and %v: %w", keys, prefixes, err)
@@ -115,6 +127,8 @@ func (e faultEnv) EtcdOldest(ctx context.Context, prefix string) (string, []byte
 		return "", nil, err
 	}
 	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+	defer cancel()
 	resp, err := cli.Get(ctx, prefix, clientv3.WithFirstCreate()...)
 	if err != nil {
 		return "", nil, fmt.Errorf("read %s: %w", prefix, err)
@@ -143,15 +157,20 @@ func (r *run) healFault(ctx context.Context, name string, settle bool) error {
 	if !ok {
 		return fmt.Errorf("no active fault %q", name)
 	}
-	// etcd's revision as the heal begins: what a resumed or restarted
-	// node finds (the zombie window is judged against it).
-	before, _ := r.env.EtcdRevision(ctx)
+	ctx, cancel := context.WithTimeout(ctx, healBound)
+	defer cancel()
+	// The heal acts first (etcd may be what it heals) and records after:
+	// etcd's revision as it began is the clock's last reading before it,
+	// what a resumed or restarted node finds (the zombie window is judged
+	// against it), or unknown with why.
+	began := time.Now()
 	err := in.Heal(ctx)
+	before, note := r.clock.before(began)
 	var revs []int64
 	if err == nil {
 		revs = in.HealRevisions
 	}
-	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle, before)
+	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle, before.Rev, note)
 	delete(r.injected, name)
 	r.healed[name] = in
 	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })

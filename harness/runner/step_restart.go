@@ -57,11 +57,9 @@ func (r *run) restartMasters(ctx context.Context, mode string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	ev := audit.Event{Kind: "fault", Name: "restart-" + mode, Target: "all masters", Detail: "restart-all", OK: true, Ended: r.env.Masters()}
-	if rev, err := r.env.EtcdRevision(ctx); err == nil {
-		ev.EtcdRevision = rev
-	}
-	r.events.push(ev)
+	acted := time.Now()
+	i := r.events.push(audit.Event{Kind: "fault", Name: "restart-" + mode, Target: "all masters", Detail: "restart-all", OK: true, Ended: r.env.Masters()})
+	r.recordRevisionAfter(ctx, i, acted)
 	for _, m := range r.env.Masters() {
 		if err := r.env.Start(ctx, m); err != nil {
 			return err

@@ -33,6 +33,15 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			}
 			return false, "no serving primary" + excludeNote(exclude)
 		})
+	case "no-primary":
+		return poll(ctx, func() (bool, string) {
+			for i, h := range r.cluster.Masters.Health(ctx) {
+				if h.Serving {
+					return false, r.cluster.Masters.Nodes[i].Name + " still serves"
+				}
+			}
+			return true, ""
+		})
 	case "caught-up":
 		return r.waitCaughtUp(ctx, w.Timeout)
 	case "ops":
@@ -132,10 +141,9 @@ func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 		// held there had done is bounded by the namespace at that revision:
 		// the stale-publisher window's cursor bound) and the fault that
 		// armed it, whose heal ends the hold ("": the wait named a master).
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		rev, _ := r.env.EtcdRevision(rctx)
-		cancel()
-		r.events.push(audit.Event{Kind: "hit", Name: name, Target: "[" + node + "]", Detail: fault, OK: true, EtcdRevision: rev})
+		seen := time.Now()
+		i := r.events.push(audit.Event{Kind: "hit", Name: name, Target: "[" + node + "]", Detail: fault, OK: true})
+		r.recordRevisionAfter(context.WithoutCancel(ctx), i, seen)
 	}
 	return err
 }
@@ -144,7 +152,8 @@ func (r *run) waitFailpoint(ctx context.Context, w *scenario.Wait) error {
 // it go (a put of the maintenance key with an owner token of the node's,
 // then the key's delete or another's put): the node's attempt under the
 // lease is over. It watches etcd from the last heal before it (a node a
-// heal let go may take and drop the lease in a moment), else from now.
+// heal let go may take and drop the lease in a moment), else (no heal, or
+// its revision unknown) from now.
 func (r *run) waitMaintenance(ctx context.Context, w *scenario.Wait) error {
 	node := w.Node
 	if n, ok := r.nodeOf(w.Node); ok {
@@ -155,8 +164,8 @@ func (r *run) waitMaintenance(ctx context.Context, w *scenario.Wait) error {
 		return err
 	}
 	defer cli.Close()
-	rev := r.events.lastHealRevision()
-	if rev == 0 {
+	rev, known := r.events.lastHealRevision()
+	if !known {
 		if rev, err = r.env.EtcdRevision(ctx); err != nil {
 			return err
 		}

@@ -34,6 +34,10 @@ func (r *run) waitMinimumWork(ctx context.Context) {
 	if r.gen == nil || need <= 0 {
 		return
 	}
+	if why := r.etcdUnreadable(ctx, 2*time.Second); why != "" {
+		r.events.add("note", "minimum-work", "", "not waiting for more acknowledged mutations: "+why, false)
+		return
+	}
 	okMutations := func() int { return audit.AcknowledgedMutations(r.rec.Ops()) }
 	start := time.Now()
 	deadline := time.NewTimer(minimumWorkWait)

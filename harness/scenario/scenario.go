@@ -123,9 +123,17 @@ type Step struct {
 	Line int `yaml:"-"`
 }
 
+// StepKinds are the kinds of step (Step.Kind); WaitKinds what a wait can
+// wait for (Wait.For). Every one has a bound the runner holds it to.
+var (
+	StepKinds = []string{"wait", "sleep", "fault", "heal", "restart", "traffic", "assert", "probe"}
+	WaitKinds = []string{"primary", "no-primary", "caught-up", "ops", "role", "leader", "snapshots", "pruned", "suffix",
+		"maintenance", "metric", "failpoint"}
+)
+
 // Wait blocks until a condition holds or its timeout passes (a failed step).
 type Wait struct {
-	For       string        `yaml:"for"` // primary | caught-up | ops | role | leader | snapshots | pruned | suffix | maintenance | metric | failpoint
+	For       string        `yaml:"for"` // one of WaitKinds
 	Timeout   time.Duration `yaml:"timeout,omitempty"`
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
@@ -589,8 +597,9 @@ func (sc *Scenario) validate() []string {
 				if w.Metric == nil || w.Metric.Sample == "" || w.Metric.Node == "" {
 					bad(s.Line, "step %d: wait for metric needs metric: {node, sample, min}", i+1)
 				}
+			case "no-primary": // no node serves (a primary cut off from etcd has stepped down)
 			default:
-				bad(s.Line, "step %d: wait for %q: want primary, caught-up, ops, role, leader, snapshots, pruned, suffix, maintenance, metric or failpoint", i+1, w.For)
+				bad(s.Line, "step %d: wait for %q: want one of %s", i+1, w.For, strings.Join(WaitKinds, ", "))
 			}
 		case "restart":
 			if s.Restart.Target != "all-masters" {
