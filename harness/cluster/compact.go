@@ -21,7 +21,9 @@ func (e *Env) CompactDefrag(ctx context.Context) (string, error) {
 	}
 	defer cli.Close()
 	before := largest(e.C.Etcd.Status(ctx))
-	resp, err := cli.Get(ctx, e.ks.DurablePrefix())
+	gctx, cancel := bounded(ctx)
+	resp, err := cli.Get(gctx, e.ks.DurablePrefix())
+	cancel()
 	if err != nil {
 		return "", err
 	}
@@ -44,13 +46,15 @@ func (e *Env) CompactDefrag(ctx context.Context) (string, error) {
 	}
 	after := largest(e.C.Etcd.Status(ctx))
 	disarmed := ""
-	alarms, err := cli.AlarmList(ctx)
+	actx, cancel := bounded(ctx)
+	defer cancel()
+	alarms, err := cli.AlarmList(actx)
 	if err != nil {
 		return "", fmt.Errorf("alarm list: %w", err)
 	}
 	if len(alarms.Alarms) > 0 {
 		// etcd keeps refusing writes until the alarm is disarmed, space or not.
-		if _, err := cli.AlarmDisarm(ctx, &clientv3.AlarmMember{}); err != nil {
+		if _, err := cli.AlarmDisarm(actx, &clientv3.AlarmMember{}); err != nil {
 			return "", fmt.Errorf("alarm disarm: %w", err)
 		}
 		disarmed = fmt.Sprintf("; disarmed %d alarm(s)", len(alarms.Alarms))

@@ -179,13 +179,22 @@ func (s *Set) State(ctx context.Context, n *Node, dump bool) (client.State, erro
 // MetricsURL is where n's metrics are read.
 func (s *Set) MetricsURL(n *Node) string { return s.opts.Driver.MetricsURL(n) }
 
+// CallTimeout bounds each call the harness makes to a master beyond its
+// health (a failpoint set, cleared or counted, a metric scraped): a frozen
+// master costs the step that much, not the step's whole bound.
+const CallTimeout = 5 * time.Second
+
 // Failpoint sets (term) or clears ("") a failpoint on n.
 func (s *Set) Failpoint(ctx context.Context, n *Node, name, term string) error {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	return s.opts.Driver.Failpoint(ctx, n, name, term)
 }
 
 // FailpointHits says how often n's failpoint fired since it was set.
 func (s *Set) FailpointHits(ctx context.Context, n *Node, name string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	return s.opts.Driver.FailpointHits(ctx, n, name)
 }
 

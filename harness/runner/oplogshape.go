@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oplogha/oplogha/harness/cluster"
 
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
 	"github.com/oplogha/oplogha/impl/contract/batchsnap"
@@ -90,7 +91,9 @@ func (r *run) pollShape(ctx context.Context, done func(oplogShape) (bool, string
 	}
 	defer cli.Close()
 	return poll(ctx, func() (bool, string) {
-		sh, err := r.oplogShape(ctx, cli, ks)
+		cctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+		defer cancel()
+		sh, err := r.oplogShape(cctx, cli, ks)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -104,6 +107,8 @@ func (r *run) shapeNow(ctx context.Context) (oplogShape, error) {
 		return oplogShape{}, err
 	}
 	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+	defer cancel()
 	return r.oplogShape(ctx, cli, ks)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/cluster"
+	"github.com/oplogha/oplogha/harness/masters"
 	"github.com/oplogha/oplogha/harness/scenario"
 )
 
@@ -168,7 +169,9 @@ func (r *run) assertMetric(ctx context.Context, m *scenario.MetricAssert) error 
 		if p, ok := r.cluster.Group.Get(n.Name); !ok || !p.Running() {
 			continue
 		}
-		v, err := scrapeSample(ctx, n.DirectURL+"/metrics", m.Sample)
+		sctx, cancel := context.WithTimeout(ctx, masters.CallTimeout)
+		v, err := scrapeSample(sctx, r.cluster.Masters.MetricsURL(n), m.Sample)
+		cancel()
 		if err != nil {
 			return err
 		}
