@@ -23,6 +23,14 @@ func init() {
 		inject: injectCompactDefrag,
 		draw:   func(*rand.Rand, Shape) Spec { return Spec{Kind: "compact-defrag"} },
 	})
+	register(&Kind{Name: "etcd-key", Family: "etcd", Damages: true, Heals: true,
+		Doc: "put attrs.value at a key (target: a name under /oplog/{cluster}/, e.g. snapshot/latest, or a raw key from /), or " +
+			"delete it (attrs.delete: true); heal puts back what the key held (deletes one that was absent); cluster.etcd_keys " +
+			"writes keys the same way before any master starts",
+		check:    checkEtcdKey,
+		inject:   injectEtcdKey,
+		NotDrawn: "what a key means to a master is its scenario's to say",
+	})
 }
 
 func needsSnapshots(sh Shape) error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/leak"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
@@ -104,6 +105,20 @@ func TestGateFailsOnALeakPlantedInARealBundle(t *testing.T) {
 			appendTo(t, filepath.Join(dir, masterLog), `{"level":"INFO","msg":"put","object":"`+key+`"}`)
 		})
 		require.Contains(t, out, "tenant key")
+	})
+	t.Run("a segment name in a master's log, named as one", func(t *testing.T) {
+		var segment string
+		for _, op := range b.Input.Ops {
+			if op.Kind == history.Mount {
+				segment = op.Key
+			}
+		}
+		require.NotEmpty(t, segment, "the run mounts its segments")
+		out := plant(t, func(dir string) {
+			appendTo(t, filepath.Join(dir, masterLog), `{"level":"WARN","msg":"remount","segment":"`+segment+`"}`)
+		})
+		require.Contains(t, out, "segment name \""+segment+"\"")
+		require.NotContains(t, out, "tenant key \""+segment+"\"")
 	})
 	t.Run("a private key anywhere in the bundle", func(t *testing.T) {
 		out := plant(t, func(dir string) {

@@ -34,6 +34,10 @@ type Expect struct {
 	// Windows the run is meant to reach (Windows): minimum-work fails a
 	// run that reached one of them not once.
 	Windows []string `yaml:"windows,omitempty" json:"windows,omitempty"`
+	// ExitReasons are what a master that exits on its own as the scenario
+	// means it to says in its last log lines (a refusal's code, e.g.
+	// residue_without_history): process-exits does not count such an exit.
+	ExitReasons []string `yaml:"exit_reasons,omitempty" json:"exit_reasons,omitempty"`
 	// Retention bounds over the whole run (0: report only).
 	MaxBatchKeys      int `yaml:"max_batch_keys,omitempty" json:"max_batch_keys,omitempty"`
 	MaxSnapshotGroups int `yaml:"max_snapshot_groups,omitempty" json:"max_snapshot_groups,omitempty"`
@@ -42,7 +46,7 @@ type Expect struct {
 // Event is one entry of the run's timeline.
 type Event struct {
 	At     int64  `json:"t_ns"` // since the run's start
-	Kind   string `json:"kind"` // step, fault, heal, role, wait, note, error
+	Kind   string `json:"kind"` // step, fault, heal, role, wait, note, error, hit, exit
 	Name   string `json:"name,omitempty"`
 	Target string `json:"target,omitempty"`
 	Detail string `json:"detail,omitempty"`
@@ -68,7 +72,17 @@ type Event struct {
 	// Settle marks a heal the runner made after the steps, for a fault no
 	// step healed: it is no step's work, and minimum-work does not count it.
 	Settle bool `json:"settle,omitempty"`
+	// Log is, on an exit event, the process's last log lines.
+	Log []string `json:"log,omitempty"`
 }
+
+// The names of an "exit" event: a master's process ended without the
+// harness asking (no kill, no stop). ExitArmed: at a crash window the
+// scenario armed (a panic term); ExitOwn: on its own.
+const (
+	ExitArmed = "at an armed crash window"
+	ExitOwn   = "on its own"
+)
 
 // Anchor is what the system had done when a fault was injected, so a replay
 // can inject it at the same logical event rather than at the same offset:
@@ -311,6 +325,8 @@ func Checks() []Check {
 			"purpose, which it names", OperatorVerify, nil, etcdAndStore},
 		{"retention-bounds", "the OpLog's batch keys and the snapshot groups stayed within the scenario's bounds the whole run", RetentionBounds, nil, nil},
 		{"log-audit", "no secret, private key or signed URL in any file of the bundle, no tenant key or payload in any process log", LogAudit, nil, nil},
+		{"process-exits", "no master's process ended on its own (a signal, an exit status, an abort the harness did not cause) " +
+			"or crash-looped, beyond a crash window the scenario armed or an exit it expects", ProcessExits, nil, nil},
 		{"minimum-work", "the run did enough: acknowledged ops, injected faults, promotions", MinimumWork, nil, nil},
 	}
 }
@@ -383,6 +399,9 @@ func Passed(rs []Result) bool {
 	return true
 }
 
+// maxEvidence is how many findings an audit lists before it counts the rest.
+const maxEvidence = 20
+
 // evidence caps a list of findings, saying how many were left out.
 type evidence struct {
 	lines []string
@@ -390,7 +409,7 @@ type evidence struct {
 }
 
 func (e *evidence) add(format string, args ...any) {
-	if len(e.lines) >= 20 {
+	if len(e.lines) >= maxEvidence {
 		e.more++
 		return
 	}

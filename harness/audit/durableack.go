@@ -41,6 +41,7 @@ func DurableAcknowledgement(in *Input) Result {
 		seq uint64
 	}
 	byKey := map[[2]string][]placed{}
+	writers := map[string][]writerAck{} // node → its acknowledgements in history order
 	acked := 0
 	for i := range in.Ops {
 		op := &in.Ops[i]
@@ -56,6 +57,7 @@ func DurableAcknowledgement(in *Input) Result {
 		}
 		k := ackKey(op)
 		seq, why := log.find(op, want, claimed)
+		writers[op.Node] = append(writers[op.Node], writerAck{op.Complete, why == ""})
 		if why != "" {
 			ev.add("[ack-durable] %s %s acknowledged at %s by %s (batch %d seq %d): %s; %s", op.Kind, k[0]+"/"+k[1], seconds(op.Complete),
 				op.Node, op.BatchID, op.Seq, why, trail.explain([2]string{op.Tenant, op.Key}, op.BatchID))
@@ -94,6 +96,16 @@ func DurableAcknowledgement(in *Input) Result {
 	summary := fmt.Sprintf("%d acknowledged mutations, each found in the durable history", acked)
 	if !ev.empty() {
 		summary = fmt.Sprintf("%d acknowledged mutations checked against the durable history", acked)
+	}
+	// A writer that stopped for good is one finding, not a list of lost
+	// writes: it goes first, in the summary too.
+	if stalls := writerStalls(writers, log); len(stalls) > 0 {
+		n["writer-stalled"] += len(stalls)
+		ev.lines = append(stalls, ev.lines...)
+		if over := len(ev.lines) - maxEvidence; over > 0 {
+			ev.lines, ev.more = ev.lines[:maxEvidence], ev.more+over
+		}
+		summary += "; " + stalls[0]
 	}
 	if last, ok := log.last(); ok {
 		summary += fmt.Sprintf(" (final durable prefix batch %d seq %d)", last.BatchID, last.Seq)
@@ -311,4 +323,56 @@ func matches(e batchlog.Entry, op *history.Op, want batchlog.OpType) string {
 // snapshot-content, not an acknowledgement).
 func snapshotCovers(*Input, *durableLog) func(op *history.Op) bool {
 	return func(*history.Op) bool { return false }
+}
+
+// writerAck is one acknowledgement of a node: when, and whether its entry
+// is in the durable history.
+type writerAck struct {
+	at      int64
+	durable bool
+}
+
+// stallMinAcks is how many acknowledgements in a row, to the end of the
+// run, none of them durable, make a writer that stopped.
+const stallMinAcks = 10
+
+// writerStalls names each node whose acknowledgements, from some time to
+// the end of the run, never became durable (at least stallMinAcks of them
+// in a row): its writer stopped while it went on answering.
+func writerStalls(writers map[string][]writerAck, log *durableLog) []string {
+	nodes := make([]string, 0, len(writers))
+	for node := range writers {
+		nodes = append(nodes, node)
+	}
+	sort.Strings(nodes)
+	var lastRev int64
+	var lastBatch uint64
+	for _, de := range log.entries {
+		if de.rev > lastRev {
+			lastRev, lastBatch = de.rev, de.batch
+		}
+	}
+	var out []string
+	for _, node := range nodes {
+		acks := writers[node]
+		sort.SliceStable(acks, func(i, j int) bool { return acks[i].at < acks[j].at })
+		from := len(acks)
+		for from > 0 && !acks[from-1].durable {
+			from--
+		}
+		tail := len(acks) - from
+		if tail < stallMinAcks {
+			continue
+		}
+		line := fmt.Sprintf("[writer-stalled] %s: none of its acknowledgements from %s on became durable (%d of its %d, to the end of the run)",
+			node, seconds(acks[from].at), tail, len(acks))
+		if from > 0 {
+			line += fmt.Sprintf("; its last durable one was acknowledged at %s", seconds(acks[from-1].at))
+		}
+		if lastRev > 0 {
+			line += fmt.Sprintf("; the durable history's last entry is at rev %d (batch %d)", lastRev, lastBatch)
+		}
+		out = append(out, line)
+	}
+	return out
 }

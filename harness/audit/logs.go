@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/base64"
 	"fmt"
+	"github.com/oplogha/oplogha/harness/history"
 
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
 	"github.com/oplogha/oplogha/impl/contract/keyspace"
@@ -27,7 +28,11 @@ func LogAudit(in *Input) Result {
 	}
 	var needles leak.Needles
 	for _, op := range in.Ops {
-		if op.Key != "" {
+		switch {
+		case op.Key == "":
+		case op.Kind == history.Mount:
+			needles.Add(op.Key, fmt.Sprintf("segment name %q (op %d)", op.Key, op.ID))
+		default:
 			needles.Add(op.Key, fmt.Sprintf("tenant key %q (op %d)", op.Key, op.ID))
 		}
 	}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"encoding/json"
 	"testing"
 
@@ -335,4 +336,33 @@ func TestModelAuditsOnAnImportedHistory(t *testing.T) {
 	res = DurableAcknowledgement(in)
 	require.False(t, res.Pass)
 	require.Contains(t, evidence0(res), "seq 5000 is not in the durable history's lineage (it starts at batch 1 seq 5000, import)")
+}
+
+// TestDurableAcknowledgementNamesAWriterThatStopped: when, from some time
+// to the end of the run, none of a node's acknowledgements became durable,
+// the first finding (and the summary) says so in one line — the node, the
+// time, how many of how many, the last durable revision — before the list
+// of lost writes; a few lost writes at the end are not a stall.
+func TestDurableAcknowledgementNamesAWriterThatStopped(t *testing.T) {
+	lost := func(n int) []history.Op {
+		var out []history.Op
+		for i := range n {
+			o := ack(history.Put, fmt.Sprintf("late-%02d", i), 0, 0, int64(20e9+i*1e6), int64(20.27e9+float64(i)*1e6))
+			o.Size = 10
+			out = append(out, o)
+		}
+		return out
+	}
+	in := modelHistory().input()
+	in.Ops = append(modelAcks(), lost(stallMinAcks+4)...)
+	res := DurableAcknowledgement(in)
+	require.False(t, res.Pass)
+	require.Equal(t, "[writer-stalled] master-0: none of its acknowledgements from 20.270s on became durable (14 of its 19, to the end "+
+		"of the run); its last durable one was acknowledged at 0.000s; the durable history's last entry is at rev 5 (batch 4)", res.Evidence[0])
+	require.Contains(t, res.Summary, "[writer-stalled] master-0")
+
+	in.Ops = append(modelAcks(), lost(stallMinAcks-1)...)
+	res = DurableAcknowledgement(in)
+	require.False(t, res.Pass)
+	require.NotContains(t, evidence0(res), "writer-stalled")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/masterlog"
 )
 
 // WriteSummary writes summary.md: the verdict, the audit table, the facts.
@@ -66,6 +67,7 @@ func (b *Bundle) WriteSummary() error {
 		fmt.Fprintf(&s, "  - %s: %s, running=%v, batch %d seq %d, bootstrap %s, digest %s\n", n.Name, n.Health.Role, n.Running,
 			n.State.Cursor.BatchID, n.State.Cursor.Seq, n.Health.Bootstrap.Source, n.State.Digest)
 	}
+	b.writeFindings(&s)
 	s.WriteString("\n## Steps\n\n| # | line | step | took | ok |\n|---|---|---|---|---|\n")
 	for _, st := range b.Meta.Steps {
 		fmt.Fprintf(&s, "| %d | %d | %s | %s | %v %s |\n", st.Index, st.Line, mdEscape(st.Label), ms((st.EndNS-st.StartNS)/1e6), st.OK, mdEscape(st.Detail))
@@ -115,7 +117,9 @@ func (b *Bundle) WriteReport() error {
 		Lineariz bool
 		AuditsID string
 		AuditRow string
-	}{Title: b.Meta.Scenario, Pass: b.Pass(), Meta: b.Meta, Results: b.Results,
+		Exits    []audit.Event
+		Logged   []masterlog.Group
+	}{Title: b.Meta.Scenario, Pass: b.Pass(), Meta: b.Meta, Results: b.Results, Exits: b.exits(), Logged: b.logGroups(),
 		SVG: template.HTML(b.timelineSVG()), Retain: template.HTML(b.retentionSVG()),
 		Counts: history.Counts(b.Input.Ops), Ops: len(b.Input.Ops), AuditsID: AuditsID, AuditRow: AuditRow}
 	if _, err := os.Stat(filepath.Join(b.Dir, LinearizeFile)); err == nil {
@@ -147,6 +151,7 @@ h1{font-size:20px;margin:0 0 4px} .pass{color:#1a7f37} .fail{color:#cf222e} .ski
 .facts{color:#57606a;margin-bottom:16px}
 table{border-collapse:collapse;margin:12px 0} td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa} ul.ev{margin:4px 0;padding-left:18px;font:12px monospace}
+pre.log{margin:0;font:11px monospace;white-space:pre-wrap;max-width:900px}
 svg text{font:11px system-ui,sans-serif}
 </style></head><body>
 <h1>{{.Title}} — {{if .Pass}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}</h1>
@@ -154,6 +159,19 @@ svg text{font:11px system-ui,sans-serif}
 {{.Ops}} client ops (ok {{index .Counts "ok"}}, failed {{index .Counts "failed"}}, unknown {{index .Counts "unknown"}})
 {{if .Meta.Error}}<br><b class="fail">run error: {{.Meta.Error}}</b>{{end}}</div>
 {{.SVG}}
+{{if .Exits}}<h2>Process exits</h2><p class="facts">every exit of a master the harness did not cause, and every supervisor restart</p>
+<table><tr><th>at</th><th>node</th><th>how</th><th>its last log lines</th></tr>
+{{range .Exits}}<tr><td>{{sec .At}}</td><td>{{.Target}}</td><td>{{if eq .Kind "note"}}supervisor: {{.Detail}}{{else}}` +
+	`{{if .OK}}{{.Name}}{{else}}<b class="fail">{{.Name}}</b>{{end}}: {{.Detail}}{{end}}</td>` +
+	`<td>{{if .Log}}<pre class="log">{{range .Log}}{{.}}
+{{end}}</pre>{{end}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Logged}}<h2>What the masters logged</h2><p class="facts">warnings and errors in the masters' own logs, by message shape ` +
+	`(keys, addresses and numbers masked; error codes kept), the most frequent first</p>
+<table><tr><th>node</th><th>level</th><th>×</th><th>from</th><th>to</th><th>message</th></tr>
+{{range .Logged}}<tr><td>{{.Node}}</td><td>{{.Level}}</td><td>{{.Count}}</td><td>{{sec .First}}</td><td>{{sec .Last}}</td>` +
+	`<td><code title="{{.Example}}">{{.Shape}}</code></td></tr>
+{{end}}</table>{{end}}
 {{if .Retain}}<h2>Retention</h2><p class="facts">once a second: batch keys in etcd (green ticks: the floor moved), ` +
 	`snapshot groups in the store, largest etcd member's database</p>{{.Retain}}{{end}}
 <h2>Audits</h2>

@@ -42,6 +42,12 @@ type Shape struct {
 	Security Security
 	// Supervisor restarts masters that exit (zero value: none).
 	Supervisor masters.Supervisor
+	// OnMasterExit is told of every master exit the harness did not ask
+	// for (masters.Options.OnExit).
+	OnMasterExit func(node string, p *proc.Process)
+	// BeforeMasters, when set, runs once etcd and the store are up and
+	// before any master starts (a scenario's cluster.etcd_keys).
+	BeforeMasters func(ctx context.Context, ec *etcd.Cluster) error
 	// Driver is the kind of master (nil: the reference master).
 	Driver masters.Driver
 	// FirstPrimary, when set, is started alone first (see masters.Options.StartFirst).
@@ -191,6 +197,11 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	if err != nil {
 		return c, err
 	}
+	if shape.BeforeMasters != nil {
+		if err := shape.BeforeMasters(ctx, ec); err != nil {
+			return c, fmt.Errorf("before the masters start: %w", err)
+		}
+	}
 	withWorkDir := func(i int) (map[string]any, error) {
 		cfg := map[string]any{"snapshot_work_dir": filepath.Join(dir, "work", fmt.Sprintf("master-%d", i))}
 		if err := os.MkdirAll(cfg["snapshot_work_dir"].(string), 0o755); err != nil {
@@ -215,6 +226,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 	set, err := masters.Start(ctx, group, masters.Options{Env: env, ConfigFor: withWorkDir,
 		Binary: bins.Master.Path, Dir: filepath.Join(dir, "masters"), ClusterID: shape.ClusterID, Count: shape.Masters,
 		Config: shape.MasterConfig, Failpoints: shape.Failpoints, Driver: shape.Driver, Supervisor: shape.Supervisor, StartFirst: shape.FirstPrimary,
+		OnExit: shape.OnMasterExit,
 		AdvertiseFor: func(i int, listen string) (string, error) {
 			l, err := tx.Add(fmt.Sprintf("master-%d.api", i), listen)
 			if err != nil {

@@ -44,6 +44,10 @@ type Options struct {
 	Env []string
 	// Supervisor restarts nodes that exit (zero value: none does).
 	Supervisor Supervisor
+	// OnExit, when set, is told of every exit of a node's process the
+	// harness did not ask for (no Kill, no Stop): the process ended on its
+	// own. It is called before any supervisor restart.
+	OnExit func(node string, p *proc.Process)
 	// StartFirst, when set, names the node started alone first: the others
 	// start once it serves as primary (or after FirstPrimaryWait), so a
 	// replay's first election goes the way the original's went.
@@ -244,6 +248,14 @@ func (s *Set) start(n *Node, delay time.Duration) error {
 	p, err := s.group.Start(proc.Spec{Name: n.Name, Path: s.opts.Binary, Args: args, Env: env, Log: n.Log, Dir: s.opts.Dir})
 	if err != nil {
 		return err
+	}
+	if s.opts.OnExit != nil {
+		go func() {
+			<-p.Done()
+			if !p.EndedByHarness() && !s.group.Closing() {
+				s.opts.OnExit(n.Name, p)
+			}
+		}()
 	}
 	if s.Supervised() {
 		go s.supervise(n, p, delay)

@@ -39,6 +39,9 @@ type Process struct {
 	err    error // from Wait
 	exited time.Time
 	paused bool
+	// ended: the harness asked the process to end (Kill, Stop), so its
+	// exit is the harness's doing, not the process's own.
+	ended bool
 }
 
 // Start starts spec. The process gets a new process group so signals to the
@@ -125,8 +128,30 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // ErrExited: the process is no longer running.
 var ErrExited = errors.New("process has exited")
 
+// EndedByHarness reports whether the harness asked the process to end
+// (Kill, Stop): an exit after that is the harness's doing.
+func (p *Process) EndedByHarness() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended
+}
+
+func (p *Process) markEnded() {
+	p.mu.Lock()
+	p.ended = true
+	p.mu.Unlock()
+}
+
+// Exited is when the process exited (zero while it runs).
+func (p *Process) Exited() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exited
+}
+
 // Kill sends SIGKILL and waits for the exit.
 func (p *Process) Kill() error {
+	p.markEnded()
 	p.resumeIfPaused()
 	if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, ErrExited) {
 		return err
@@ -191,6 +216,7 @@ func (p *Process) Stop(grace time.Duration) error {
 	if !p.Running() {
 		return nil
 	}
+	p.markEnded()
 	p.resumeIfPaused() // a stopped process cannot act on SIGTERM
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		if errors.Is(err, ErrExited) {

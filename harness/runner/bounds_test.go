@@ -65,6 +65,14 @@ func TestEveryStepKindReturnsWithinItsBound(t *testing.T) {
 		require.LessOrEqual(t, took, bound+stepSlack, "step %d %s took %v, its bound is %v", i+2, st.Label(), took, bound)
 	}
 
+	// The traffic a step started outlives the step's bound.
+	require.NotNil(t, r.gen)
+	select {
+	case <-r.gen.Done():
+		t.Fatal("the traffic `traffic: start` started ended with its step")
+	default:
+	}
+
 	// The run ends with etcd and the store still broken, the masters
 	// frozen again (the restart started them afresh).
 	freeze("master-0", "master-1", "master-2")

@@ -26,6 +26,9 @@ type etcdClock struct {
 	// the attempts began to fail.
 	failing      string
 	failingSince time.Time
+	// moved is when a reading first saw the durable prefix's batch of the
+	// newest reading (the prefix's last move, as far as the clock saw).
+	moved time.Time
 	// waiters are told of every reading.
 	changed chan struct{}
 	stop    chan struct{}
@@ -89,6 +92,9 @@ func (c *etcdClock) run(cli *clientv3.Client, ks keyspace.Keyspace) {
 					rd.Batch = p.BatchID
 				}
 			}
+			if rd.Batch != c.last.Batch || c.moved.IsZero() {
+				c.moved = rd.Answered
+			}
 			c.last, c.failing = rd, ""
 		}
 		close(c.changed)
@@ -100,6 +106,13 @@ func (c *etcdClock) run(cli *clientv3.Client, ks keyspace.Keyspace) {
 		case <-time.After(clockInterval):
 		}
 	}
+}
+
+// lastMove is when the clock first saw the durable prefix at its batch now.
+func (c *etcdClock) lastMove() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.moved
 }
 
 // now is the newest reading, and why the clock cannot read etcd now ("":

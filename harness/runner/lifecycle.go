@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"errors"
 	"fmt"
 	"sync"
@@ -9,8 +11,11 @@ import (
 
 	"github.com/oplogha/oplogha/impl/contract/keyspace"
 
+	"github.com/oplogha/oplogha/faults"
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/cluster"
+	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/history"
 	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/masters"
@@ -85,7 +90,10 @@ func (r *run) boot(ctx context.Context, group *proc.Group) (stop func(), err err
 	shape := cluster.Shape{EtcdMembers: r.sc.Cluster.Etcd, Masters: r.sc.Cluster.Masters, ClusterID: r.sc.Cluster.ClusterID,
 		MasterConfig: masterCfg, EtcdQuotaBytes: r.sc.Cluster.EtcdQuotaBytes, Failpoints: r.sc.Cluster.Failpoints, Seed: r.sc.Seed,
 		S3: r.sc.Cluster.S3, Security: cluster.Security{TLS: r.sc.Cluster.Security.TLS, Auth: r.sc.Cluster.Security.Auth}}
-	shape.FirstPrimary, shape.Driver = r.opts.FirstPrimary, driver
+	shape.FirstPrimary, shape.Driver, shape.OnMasterExit = r.opts.FirstPrimary, driver, r.masterExited
+	if len(r.sc.Cluster.EtcdKeys) > 0 {
+		shape.BeforeMasters = r.putEtcdKeys
+	}
 	if sup := r.sc.Cluster.Supervisor; sup != nil {
 		shape.Supervisor = masters.Supervisor{Restart: sup.Restart, Backoff: sup.Backoff,
 			OnRestart: func(node string, exit error, after time.Duration, err error) {
@@ -137,6 +145,32 @@ func (r *run) boot(ctx context.Context, group *proc.Group) (stop func(), err err
 	}
 	r.startTraffic(ctx)
 	return stop, nil
+}
+
+// putEtcdKeys puts the scenario's cluster.etcd_keys before any master
+// starts, each recorded with its revision as the harness's own write.
+func (r *run) putEtcdKeys(ctx context.Context, ec *etcd.Cluster) error {
+	ks, err := r.keyspace()
+	if err != nil {
+		return err
+	}
+	cli, err := ec.Client(nil)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	for _, name := range slices.Sorted(maps.Keys(r.sc.Cluster.EtcdKeys)) {
+		key := faults.KeyAt(ks, name)
+		pctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+		resp, err := cli.Put(pctx, key, r.sc.Cluster.EtcdKeys[name])
+		cancel()
+		if err != nil {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
+		r.events.push(audit.Event{Kind: "note", Name: "etcd-key", Target: key, OK: true, Revisions: []int64{resp.Header.Revision},
+			Detail: fmt.Sprintf("put before the masters started (%d bytes)", len(r.sc.Cluster.EtcdKeys[name]))})
+	}
+	return nil
 }
 
 // setup mounts the segments the traffic places replicas on.
@@ -205,12 +239,34 @@ func (r *run) settle(ctx context.Context) {
 		if err != nil {
 			detail = fmt.Sprintf("master %s does not say its cursor: the durable prefix did not stay still for %v: %v", r.kind.Name, settleStill, err)
 		}
-		r.events.add("note", "settle", "", detail, err == nil)
+		ok := err == nil
+		// A prefix that stays still because the writer stopped is no
+		// settled cluster: acknowledgements after its last move say so.
+		if moved := r.clock.lastMove(); err == nil && !moved.IsZero() {
+			if n := r.ackedAfter(moved.Add(time.Second)); n > 0 {
+				detail += fmt.Sprintf("; but it had not moved since %.2fs, and %d mutations were acknowledged more than 1s after that: a writer that stopped, not one that finished",
+					moved.Sub(r.start).Seconds(), n)
+				ok = false
+			}
+		}
+		r.events.add("note", "settle", "", detail, ok)
 		return
 	}
 	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {
 		r.events.add("note", "settle", "", err.Error(), false)
 	}
+}
+
+// ackedAfter counts the mutations acknowledged after t.
+func (r *run) ackedAfter(t time.Time) int {
+	after := int64(t.Sub(r.start))
+	n := 0
+	for _, op := range r.rec.Ops() {
+		if op.Outcome == history.OK && op.Complete > after && (op.Kind == history.Put || op.Kind == history.Remove) {
+			n++
+		}
+	}
+	return n
 }
 
 // settleStill is how long the durable prefix must not move before the

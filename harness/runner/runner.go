@@ -143,6 +143,8 @@ type run struct {
 	clock *etcdClock
 	// unread is the evidence collect could not read, and why.
 	unread audit.Unread
+	// panics are the crash windows armed on each node (exits.go).
+	panics armedPanics
 }
 
 // Run runs sc.

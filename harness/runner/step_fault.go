@@ -47,6 +47,7 @@ func (r *run) stepFault(ctx context.Context, st scenario.Step, afterFailpoint st
 		r.events.add("fault", st.Fault.Kind, "", name+": "+err.Error(), false)
 		return err
 	}
+	r.notePanicArmed(name, in)
 	r.injected[name] = in
 	r.order = append(r.order, name)
 	if len(in.Targets) == 1 && endsProcess(spec) {
@@ -172,6 +173,7 @@ func (r *run) healFault(ctx context.Context, name string, settle bool) error {
 	}
 	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle, before.Rev, note)
 	delete(r.injected, name)
+	r.panics.disarm(name)
 	r.healed[name] = in
 	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })
 	return err

@@ -106,6 +106,10 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			if role == "" {
 				return false, "no master " + node
 			}
+			if w.Role == "up" {
+				// back in the game, whichever role it won
+				return role == "primary" || role == "standby", fmt.Sprintf("%s is %s", node, role)
+			}
 			return role == w.Role, fmt.Sprintf("%s is %s", node, role)
 		})
 	}

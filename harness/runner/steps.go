@@ -20,6 +20,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 	if !ok {
 		return fmt.Errorf("step kind %q has no bound", st.Kind())
 	}
+	outer := ctx // what outlives the step: the traffic it starts
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	switch st.Kind() {
@@ -37,7 +38,7 @@ func (r *run) step(ctx context.Context, st scenario.Step) error {
 	case "restart":
 		return r.stepRestart(ctx, st.Restart)
 	case "traffic":
-		return r.stepTraffic(ctx, st.Traffic)
+		return r.stepTraffic(outer, st.Traffic)
 	case "assert":
 		return r.assert(ctx, st.Assert)
 	case "probe":

@@ -76,6 +76,11 @@ type Cluster struct {
 	// Supervisor runs every master under a supervisor that restarts it
 	// when it exits, as systemd or a Kubernetes pod would.
 	Supervisor *Supervisor `yaml:"supervisor,omitempty"`
+	// EtcdKeys are put into etcd once it is up, before any master starts:
+	// what another version or an operator left in the namespace. A key is
+	// named as an etcd-key fault's target is (a name under
+	// /oplog/{cluster}/, or a raw key from /).
+	EtcdKeys map[string]string `yaml:"etcd_keys,omitempty"`
 }
 
 // Supervisor is how masters are restarted when they exit.
@@ -138,7 +143,7 @@ type Wait struct {
 	Excluding string        `yaml:"excluding,omitempty"` // primary: not the node a named fault hit
 	Ops       int           `yaml:"ops,omitempty"`       // ops: this many more acknowledged ops
 	Node      string        `yaml:"node,omitempty"`      // role, leader, maintenance: node name or a fault's `as` name
-	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed
+	Role      string        `yaml:"role,omitempty"`      // role: standby | primary | failed | down | up (primary or standby: back, whichever role it won)
 	Count     int           `yaml:"count,omitempty"`     // snapshots: this many new publications of latest
 	// Batches (suffix): until the durable prefix is this many batches above
 	// the newest pointer that decodes (latest, else fallback; none: batch
