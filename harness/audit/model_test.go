@@ -1,8 +1,8 @@
 package audit
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/oplogha/oplogha/impl/contract/metadata"

@@ -13,10 +13,10 @@ import (
 // error code is what tells failures apart, and is kept.
 func TestShapeMasksWhatVaries(t *testing.T) {
 	for in, want := range map[string]string{
-		"PutEnd: OpLog queue failed for key=g0-c1-000015, err=-1002":     "PutEnd: OpLog queue failed for key=…, err=-1002",
-		"PutEnd: OpLog queue failed for key=g3-c0-000201, err=-1002":     "PutEnd: OpLog queue failed for key=…, err=-1002",
+		"PutEnd: OpLog queue failed for key=g0-c1-000015, err=-1002":    "PutEnd: OpLog queue failed for key=…, err=-1002",
+		"PutEnd: OpLog queue failed for key=g3-c0-000201, err=-1002":    "PutEnd: OpLog queue failed for key=…, err=-1002",
 		"mount segment 10.0.1.1:7000 refused, code=7 after 12 attempts": "mount segment <addr> refused, code=7 after N attempts",
-		"batch 1363 at revision 71 lost its lease 694d8c2f1a3b5e7f":      "batch N at revision N lost its lease <id>",
+		"batch 1363 at revision 71 lost its lease 694d8c2f1a3b5e7f":     "batch N at revision N lost its lease <id>",
 	} {
 		require.Equal(t, want, Shape(in), in)
 	}

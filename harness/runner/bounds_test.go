@@ -132,4 +132,3 @@ func requireEveryKind(t *testing.T, sc *scenario.Scenario) {
 	slices.Sort(missing)
 	require.Empty(t, missing, "scenarios/testdata/broken-cluster.yaml lacks: %s", strings.Join(missing, ", "))
 }
-

@@ -2,10 +2,10 @@ package runner
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
