@@ -408,6 +408,15 @@ type evidence struct {
 	more  int
 }
 
+// prepend puts lines before every finding so far (what explains them),
+// within the cap.
+func (e *evidence) prepend(lines ...string) {
+	e.lines = append(append([]string(nil), lines...), e.lines...)
+	if over := len(e.lines) - maxEvidence; over > 0 {
+		e.lines, e.more = e.lines[:maxEvidence], e.more+over
+	}
+}
+
 func (e *evidence) add(format string, args ...any) {
 	if len(e.lines) >= maxEvidence {
 		e.more++

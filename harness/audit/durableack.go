@@ -93,19 +93,29 @@ func DurableAcknowledgement(in *Input) Result {
 		}
 	}
 	refusalsNotDurable(in, log, &ev, n)
+	// Findings that say what happened go before the lost writes they
+	// explain, in the summary too: two primaries appended (a deposed
+	// append), a writer that stopped for good.
+	var first, headline []string
+	deposed := deposedAppends(in)
+	n["deposed-append"] += len(servesOf(in.Events))
+	for _, d := range deposed {
+		first = append(first, d.String())
+	}
+	if len(deposed) > 0 {
+		headline = append(headline, fmt.Sprintf("%d batches appended by a deposed primary after its successor served", len(deposed)))
+	}
+	stalls := writerStalls(writers, log)
+	n["writer-stalled"] += len(stalls)
+	first = append(first, stalls...)
+	headline = append(headline, stalls...)
+	ev.prepend(first...)
 	summary := fmt.Sprintf("%d acknowledged mutations, each found in the durable history", acked)
 	if !ev.empty() {
 		summary = fmt.Sprintf("%d acknowledged mutations checked against the durable history", acked)
 	}
-	// A writer that stopped for good is one finding, not a list of lost
-	// writes: it goes first, in the summary too.
-	if stalls := writerStalls(writers, log); len(stalls) > 0 {
-		n["writer-stalled"] += len(stalls)
-		ev.lines = append(stalls, ev.lines...)
-		if over := len(ev.lines) - maxEvidence; over > 0 {
-			ev.lines, ev.more = ev.lines[:maxEvidence], ev.more+over
-		}
-		summary += "; " + stalls[0]
+	for _, h := range headline {
+		summary += "; " + h
 	}
 	if last, ok := log.last(); ok {
 		summary += fmt.Sprintf(" (final durable prefix batch %d seq %d)", last.BatchID, last.Seq)

@@ -119,6 +119,14 @@ var Invariants = []Invariant{
 		"one key's durable PUT_END (REMOVE) entries never outnumber its puts (removes) that were acknowledged or whose outcome is unknown",
 		"Terminology: durable prefix; Failure Semantics (a commit whose outcome is unknown is never reported as failed)",
 		"durable-acknowledgement", "keys with a refused put or remove"},
+	{"deposed-append", "no batch lands after another node was seen serving as the primary holding entries only the node it " +
+		"replaced took from clients: two primaries never both append (judged from the timeline's role changes, etcd's history " +
+		"and the client history, whatever the master's fencing)",
+		"Complete OpLog Fallback: producer view/fencing data is valid", "durable-acknowledgement",
+		"role changes to primary with a known revision"},
+	{"writer-stalled", "a node's acknowledgements never form a tail that never becomes durable: a writer that stopped while " +
+		"its node went on acknowledging (named once, before the lost writes it explains)",
+		"Terminology: durable prefix", "durable-acknowledgement", "nodes whose writer stopped"},
 	{"recovered-equals-model", "each running node's final state equals the harness model's state at that node's cursor, rebuilt from " +
 		"the durable history alone: every object, every segment, the digest; a node that exposes no state fails",
 		"Recovery Protocol; Acceptance Criteria: final acknowledged-data audit", "recovered-state", "running nodes judged"},
@@ -141,6 +149,8 @@ var failingTests = map[string]string{
 	"ack-durable":             "TestDurableAcknowledgementFailsALostAcknowledgement",
 	"ack-order":               "TestDurableAcknowledgementFailsOutOfOrder",
 	"refusal-not-durable":     "TestDurableAcknowledgementFailsADurableRefusal",
+	"deposed-append":          "TestDurableAcknowledgementFailsADeposedAppend",
+	"writer-stalled":          "TestDurableAcknowledgementNamesAWriterThatStopped",
 	"recovered-equals-model":  "TestRecoveredStateFailsANodeOffTheModel",
 	"converged-on-model":      "TestConvergenceFailsOffTheModel",
 	"replicas-disjoint":       "TestRecoveredStateFailsOverlappingReplicas",

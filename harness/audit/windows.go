@@ -533,7 +533,7 @@ func countZombiePrimary(in *Input) map[string]int {
 				continue
 			}
 			delete(pausedAt, node)
-			if !successorHeldBeforeAppend(in, ks, from, e.EtcdRevision) {
+			if !successorHeldBeforeAppend(in, ks, from, e.EtcdRevision, node) {
 				continue
 			}
 			for _, op := range in.Ops {
@@ -541,20 +541,35 @@ func countZombiePrimary(in *Input) map[string]int {
 					out["answered after its resume: "+answer(&op)]++
 				}
 			}
+			for _, d := range deposedAppends(in) {
+				if d.node == node && d.rev > e.EtcdRevision {
+					out["a batch it appended after its resume, its successor serving"]++
+				}
+			}
 		}
 	}
 	return out
 }
 
-// successorHeldBeforeAppend: between revisions from and to, a primary
-// claimed the producer view (a put the harness did not write), and no
-// batch was put after the last such claim up to to.
-func successorHeldBeforeAppend(in *Input, ks keyspace.Keyspace, from, to int64) bool {
+// successorHeldBeforeAppend: between revisions from and to, a successor
+// took over from deposed — it claimed the producer view (a put the harness
+// did not write), or, for a master that claims none, another node was seen
+// serving as the primary (the timeline's role change, with etcd's revision
+// once the harness saw it) — and no batch was put after the last such
+// takeover up to to.
+func successorHeldBeforeAppend(in *Input, ks keyspace.Keyspace, from, to int64, deposed string) bool {
 	injected := injectedRevisions(in.Events)
 	var claim int64
 	for _, e := range in.Etcd {
 		if e.Revision > from && e.Revision <= to && e.Type == "put" && e.Key == ks.ProducerView() && !injected[e.Revision] {
 			claim = e.Revision
+		}
+	}
+	if claim == 0 {
+		for _, s := range servesOf(in.Events) {
+			if s.node != deposed && s.rev > from && s.rev <= to {
+				claim = s.rev
+			}
 		}
 	}
 	if claim == 0 {

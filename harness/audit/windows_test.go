@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
 	"strconv"
 	"strings"
 	"testing"
@@ -491,4 +492,45 @@ func TestStartsAreWhereNodesStart(t *testing.T) {
 		{Kind: "fault", Name: "stop", Detail: "never-healed", Ended: []string{"master-1"}, EtcdRevision: 40},
 	}
 	require.Equal(t, []start{{10, 2}, {35, 1}, {40, 1}}, startsOf(events))
+}
+
+// TestWindowZombiePrimaryWithoutAViewClaim: for a master that claims no
+// producer view, the successor's takeover is the timeline's role change
+// (with etcd's revision once it was seen); the window is reached by the
+// deposed primary's batch landing after its resume, even with nothing
+// answered after it — and not when no successor was seen serving.
+func TestWindowZombiePrimaryWithoutAViewClaim(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		served  bool
+		reached map[string]int
+	}{
+		{"successor seen serving", true, map[string]int{"a batch it appended after its resume, its successor serving": 1}},
+		{"no successor seen serving", false, map[string]int{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRevs()
+			r.rev++
+			r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
+			r.appendEntries(mountEntry("10.0.0.1:7000"))
+			events := []Event{{At: 1, Kind: "role", Name: "role", Target: "master-0", Detail: "start → primary", OK: true, EtcdRevision: r.rev}}
+			paused := r.rev
+			r.candidate(0x200, "http://b") // the successor's election moves etcd on
+			if c.served {
+				events = append(events, Event{At: 30, Kind: "role", Name: "role", Target: "master-1", Detail: "promoting → primary", OK: true, EtcdRevision: r.rev})
+			}
+			healed := r.rev
+			r.appendEntries(putEntry("z", "10.0.0.1:7000", 0, 10)) // the held batch, master-0's
+			in := windowRun(r, "zombie-primary")
+			in.Events = append(append(in.Events, events...),
+				Event{At: 2, Kind: "fault", Name: "pause", Target: "[master-0]", OK: true,
+					Anchor: &Anchor{EtcdRev: paused, Roles: map[string]string{"master-0": "primary", "master-1": "standby"}}},
+				Event{At: 40, Kind: "heal", Name: "pause", Target: "[master-0]", OK: true, EtcdRevision: healed})
+			mount := history.Op{Kind: history.Mount, Key: "10.0.0.1:7000", Outcome: history.OK, Invoke: 0, Complete: 1, Node: "master-0"}
+			z := op(history.Put, "z", history.OK, 3, 5)
+			z.Node, z.Size = "master-0", 10
+			in.Ops = append(in.Ops, mount, z)
+			require.Equal(t, c.reached, countZombiePrimary(in))
+		})
+	}
 }

@@ -139,6 +139,7 @@ func (r *run) boot(ctx context.Context, group *proc.Group) (stop func(), err err
 	stops = append(stops, func() {
 		stopObs()
 		obs.Wait()
+		r.seen.Wait()
 	})
 	if err := r.setup(ctx); err != nil {
 		return stop, err

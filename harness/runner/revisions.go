@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -33,3 +34,29 @@ func (r *run) etcdUnreadable(ctx context.Context, wait time.Duration) string {
 	}
 	return why
 }
+
+// revisionSeen sets event i's etcd revision, in the background, to the
+// clock's first reading begun after t, when a node was seen in a new role:
+// whatever the node did as it took the role is at or below that revision
+// (an audit places a batch after it: "after its successor served"). It
+// never delays the observer; a role seen while etcd cannot be read waits
+// for the reading up to roleRevisionWait, then stays unknown.
+func (r *run) revisionSeen(ctx context.Context, i int, t time.Time) {
+	r.seen.Add(1)
+	go func() {
+		defer r.seen.Done()
+		rd, ok, why := r.clock.after(ctx, t, roleRevisionWait)
+		if !ok {
+			r.events.setRevision(i, 0, "etcd's revision unknown: "+why)
+			return
+		}
+		note := ""
+		if late := rd.Asked.Sub(t); late > time.Second {
+			note = fmt.Sprintf("etcd's revision read %v after the role was seen (etcd was unreadable until then): an upper bound", late.Round(time.Millisecond))
+		}
+		r.events.setRevision(i, rd.Rev, note)
+	}()
+}
+
+// roleRevisionWait bounds revisionSeen's wait for a reading.
+const roleRevisionWait = 30 * time.Second

@@ -145,6 +145,8 @@ type run struct {
 	unread audit.Unread
 	// panics are the crash windows armed on each node (exits.go).
 	panics armedPanics
+	// seen are the role events whose revision is being read (revisionSeen).
+	seen sync.WaitGroup
 }
 
 // Run runs sc.

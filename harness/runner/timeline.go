@@ -136,8 +136,11 @@ func (r *run) observe(ctx context.Context) {
 				if !ok {
 					prev = "start"
 				}
-				r.events.add("role", "role", name, fmt.Sprintf("%s → %s", prev, role), true)
+				i := r.events.push(audit.Event{Kind: "role", Name: "role", Target: name, Detail: fmt.Sprintf("%s → %s", prev, role), OK: true})
 				roles[name] = role
+				if role == "primary" {
+					r.revisionSeen(ctx, i, rd.Answered)
+				}
 			}
 		}
 		// A node that goes silent gives no new reading: the poll interval

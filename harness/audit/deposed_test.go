@@ -1,0 +1,64 @@
+package audit
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/impl/contract/batchlog"
+)
+
+// TestDurableAcknowledgementFailsADeposedAppend: a batch that lands after
+// another node was seen serving as the primary, holding only entries the
+// node it replaced took from clients, is a deposed append — with or
+// without a producer-view claim in the history; the same batch landing
+// before the successor served, or one holding the successor's own
+// entries, is not.
+func TestDurableAcknowledgementFailsADeposedAppend(t *testing.T) {
+	served := func(node string, rev int64, sec int64) Event {
+		return Event{Kind: "role", Name: "role", Target: node, Detail: "standby → primary", OK: true, EtcdRevision: rev, At: sec * 1e9}
+	}
+	sent := func(key, node string, outcome string, at int64) history.Op {
+		o := op(history.Put, key, outcome, at, at+1)
+		o.Node, o.Size = node, 10
+		return o
+	}
+	build := func(deposedFirst bool) *Input {
+		r := newRevs() // no producer view is ever claimed: the zero prefix alone starts the history
+		r.rev++
+		r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
+		r.appendEntries(mountEntry("10.0.0.1:7000"))
+		r.appendEntries(putEntry("a", "10.0.0.1:7000", 0, 10))
+		events := []Event{served("master-0", 2, 3)}
+		if deposedFirst {
+			r.appendEntries(putEntry("z", "10.0.0.1:7000", 100, 10)) // lands before master-1 serves
+		}
+		events = append(events, served("master-1", r.rev, 20))
+		if !deposedFirst {
+			r.appendEntries(putEntry("z", "10.0.0.1:7000", 100, 10)) // master-0's, after master-1 served
+		}
+		r.appendEntries(putEntry("y", "10.0.0.1:7000", 200, 10))
+		in := r.input()
+		in.Events = events
+		mount := history.Op{Kind: history.Mount, Key: "10.0.0.1:7000", Outcome: history.OK, Invoke: 1, Complete: 2, Node: "master-0"}
+		in.Ops = []history.Op{mount, sent("a", "master-0", history.OK, 5e9), sent("z", "master-0", history.OK, 9e9),
+			sent("y", "master-1", history.OK, 21e9)}
+		return in
+	}
+	res := DurableAcknowledgement(build(false))
+	require.False(t, res.Pass)
+	require.Equal(t, "[deposed-append] batch 3 (rev 4) holds 1 entries only master-0 took from clients (1 acknowledged, the first "+
+		"invoked at 9.000s), appended after master-1 was seen serving as the primary (rev 3, at 20.000s): two primaries appended", res.Evidence[0])
+	require.Contains(t, res.Summary, "1 batches appended by a deposed primary after its successor served")
+
+	res = DurableAcknowledgement(build(true))
+	require.True(t, res.Pass, evidence0(res))
+
+	// Without the role's revision (a bundle from before it was recorded,
+	// or etcd unreadable then) nothing is judged.
+	in := build(false)
+	in.Events[1].EtcdRevision = 0
+	res = DurableAcknowledgement(in)
+	require.True(t, res.Pass, evidence0(res))
+}
