@@ -97,13 +97,13 @@ func AcknowledgedData(in *Input) Result {
 			mustNot := f.remove != nil && f.remove.Outcome == history.OK
 			switch {
 			case mustHave && !has:
-				ev.add("%s: %s/%s missing: put acknowledged at %s by %s (batch %d seq %d); %s", n.Name, k[0], k[1], seconds(f.put.Complete), f.put.Node,
-					f.put.BatchID, f.put.Seq, trail.explain(k, f.put.BatchID))
+				ev.add("%s: %s/%s missing: put acknowledged at %s by %s%s; %s", n.Name, k[0], k[1], seconds(f.put.Complete), f.put.Node,
+					namedPosition(f.put), trail.explain(k, f.put.BatchID))
 			case mustHave && size != f.put.Size:
 				ev.add("%s: %s/%s has size %d, the acknowledged put wrote %d", n.Name, k[0], k[1], size, f.put.Size)
 			case mustNot && has:
-				ev.add("%s: %s/%s present: remove acknowledged at %s by %s (batch %d seq %d); %s", n.Name, k[0], k[1], seconds(f.remove.Complete),
-					f.remove.Node, f.remove.BatchID, f.remove.Seq, trail.explain(k, f.remove.BatchID))
+				ev.add("%s: %s/%s present: remove acknowledged at %s by %s%s; %s", n.Name, k[0], k[1], seconds(f.remove.Complete),
+					f.remove.Node, namedPosition(f.remove), trail.explain(k, f.remove.BatchID))
 			}
 		}
 		for k := range present {

@@ -59,8 +59,8 @@ func DurableAcknowledgement(in *Input) Result {
 		seq, why := log.find(op, want, claimed)
 		writers[op.Node] = append(writers[op.Node], writerAck{op.Complete, why == ""})
 		if why != "" {
-			ev.add("[ack-durable] %s %s acknowledged at %s by %s (batch %d seq %d): %s; %s", op.Kind, k[0]+"/"+k[1], seconds(op.Complete),
-				op.Node, op.BatchID, op.Seq, why, trail.explain([2]string{op.Tenant, op.Key}, op.BatchID))
+			ev.add("[ack-durable] %s %s acknowledged at %s by %s%s: %s; %s", op.Kind, k[0]+"/"+k[1], seconds(op.Complete),
+				op.Node, namedPosition(op), why, trail.explain([2]string{op.Tenant, op.Key}, op.BatchID))
 			continue
 		}
 		if other := claimed[seq]; other != nil {
@@ -385,4 +385,13 @@ func writerStalls(writers map[string][]writerAck, log *durableLog) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// namedPosition is " (batch B seq S)", the position an acknowledgement
+// named, or "" for one that named none (a master that does not say).
+func namedPosition(op *history.Op) string {
+	if op.BatchID == 0 && op.Seq == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (batch %d seq %d)", op.BatchID, op.Seq)
 }

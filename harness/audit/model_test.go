@@ -360,6 +360,9 @@ func TestDurableAcknowledgementNamesAWriterThatStopped(t *testing.T) {
 	require.Equal(t, "[writer-stalled] master-0: none of its acknowledgements from 20.270s on became durable (14 of its 19, to the end "+
 		"of the run); its last durable one was acknowledged at 0.000s; the durable history's last entry is at rev 5 (batch 4)", res.Evidence[0])
 	require.Contains(t, res.Summary, "[writer-stalled] master-0")
+	require.Contains(t, evidence0(res), "[ack-durable] put t/late-00 acknowledged at 20.270s by master-0: ",
+		"an acknowledgement that named no position is shown without one")
+	require.NotContains(t, evidence0(res), "(batch 0 seq 0)")
 
 	in.Ops = append(modelAcks(), lost(stallMinAcks-1)...)
 	res = DurableAcknowledgement(in)

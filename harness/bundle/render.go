@@ -12,6 +12,7 @@ import (
 
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/history"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/masterlog"
 )
 
@@ -64,8 +65,7 @@ func (b *Bundle) WriteSummary() error {
 	}
 	s.WriteString("- nodes at the end:\n")
 	for _, n := range b.Input.Nodes {
-		fmt.Fprintf(&s, "  - %s: %s, running=%v, batch %d seq %d, bootstrap %s, digest %s\n", n.Name, n.Health.Role, n.Running,
-			n.State.Cursor.BatchID, n.State.Cursor.Seq, n.Health.Bootstrap.Source, n.State.Digest)
+		fmt.Fprintf(&s, "  - %s\n", b.nodeLine(n))
 	}
 	b.writeFindings(&s)
 	s.WriteString("\n## Steps\n\n| # | line | step | took | ok |\n|---|---|---|---|---|\n")
@@ -78,6 +78,27 @@ func (b *Bundle) WriteSummary() error {
 	}
 	fmt.Fprintf(&s, "\nReplay: `chaos replay %s` · re-audit: `chaos audit %s` · picture: `%s`\n", b.Dir, b.Dir, ReportFile)
 	return os.WriteFile(filepath.Join(b.Dir, SummaryFile), []byte(s.String()), 0o644)
+}
+
+// nodeLine is a node at the end, with only what its master kind says: a
+// master without a cursor, a bootstrap report or a state digest shows none
+// (not a zero or an empty field).
+func (b *Bundle) nodeLine(n audit.Node) string {
+	kind := b.Input.Master
+	if kind.Name == "" {
+		kind = masterkind.Reference()
+	}
+	line := fmt.Sprintf("%s: %s, running=%v", n.Name, n.Health.Role, n.Running)
+	if kind.Can(masterkind.Cursor) {
+		line += fmt.Sprintf(", batch %d seq %d", n.State.Cursor.BatchID, n.State.Cursor.Seq)
+	}
+	if kind.Can(masterkind.BootstrapReport) {
+		line += ", bootstrap " + n.Health.Bootstrap.Source
+	}
+	if kind.Can(masterkind.State) {
+		line += ", digest " + n.State.Digest
+	}
+	return line
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

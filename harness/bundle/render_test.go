@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/bundle/bundletest"
 )
@@ -100,4 +102,43 @@ func TestReportHasStableNames(t *testing.T) {
 	for _, kind := range []string{"step", "fault", "snapshot", "role", "ops"} {
 		require.Contains(t, html, `class="`+bundle.TimelineMark+` `+kind+`"`, kind)
 	}
+}
+
+// TestReportFitsTheMasterKind: a master without a cursor, a bootstrap
+// report or a state digest has none shown (no "batch 0 seq 0", no empty
+// bootstrap or digest); the reference master's node line shows all three.
+// A master's exits and its own warnings are on the report and in the
+// summary.
+func TestReportFitsTheMasterKind(t *testing.T) {
+	summary := func(run bundletest.Run) string {
+		dir, err := run.Write(t.TempDir())
+		require.NoError(t, err)
+		b, err := bundle.Open(dir)
+		require.NoError(t, err)
+		require.NoError(t, b.WriteSummary())
+		md, err := os.ReadFile(filepath.Join(dir, bundle.SummaryFile))
+		require.NoError(t, err)
+		return string(md)
+	}
+	ref := summary(bundletest.Small())
+	require.Regexp(t, `master-0: \w*, running=true, batch \d+ seq \d+, bootstrap \w*, digest`, ref)
+
+	run := bundletest.Small()
+	run.Meta.Master = "mooncake"
+	up := summary(run)
+	require.Contains(t, up, "master-0: ")
+	for _, absent := range []string{"batch 0 seq 0", "bootstrap ,", "digest \n", ", digest"} {
+		require.NotContains(t, up, absent)
+	}
+
+	run = bundletest.Small()
+	run.Events = append(run.Events, audit.Event{At: int64(20 * time.Second), Kind: "exit", Name: audit.ExitOwn, Target: "master-1",
+		Detail: "signal: aborted, 512ms after its start (pid 4242)", Log: []string{"terminate called after throwing an instance of 'std::runtime_error'"}})
+	md := summary(run)
+	require.Contains(t, md, "## Process exits")
+	require.Contains(t, md, "20.00s master-1 exited on its own: signal: aborted, 512ms after its start (pid 4242)")
+	require.Contains(t, md, "terminate called after throwing")
+	html := report(t, run)
+	require.Contains(t, html, "<h2>Process exits</h2>")
+	require.Contains(t, html, "terminate called after throwing")
 }
