@@ -126,7 +126,9 @@ mutants: $(CHAOS)
 upstream-chaos: $(CHAOS)
 	@test -n "$(MOONCAKE_MASTER)" || { echo "make upstream-chaos: set MOONCAKE_MASTER=PATH to a mooncake_master (docs/upstream.md)"; exit 2; }
 	@$(CHAOS) tools >/dev/null
-	@rm -rf artifacts/upstream; mkdir -p artifacts/upstream
+	@if [ -d artifacts/upstream ]; then rm -rf artifacts/upstream-previous; mv artifacts/upstream artifacts/upstream-previous; \
+	  echo "make upstream-chaos: the previous run's bundles are kept in artifacts/upstream-previous (one run back)"; fi
+	@mkdir -p artifacts/upstream
 	@start=$$(date +%s); 	$(CHAOS) run scenarios/upstream --master reference --parallel $(NPROC) --out artifacts/upstream/reference --junit artifacts/upstream/reference/junit.xml; ref=$$?; 	MOONCAKE_MASTER=$(MOONCAKE_MASTER) $(CHAOS) run scenarios/upstream --master mooncake --out artifacts/upstream/mooncake --junit artifacts/upstream/mooncake/junit.xml; up=$$?; 	$(CHAOS) compare reference=artifacts/upstream/reference/junit.xml mooncake=artifacts/upstream/mooncake/junit.xml --out artifacts/upstream/results.md; 	echo "make upstream-chaos: $$(( $$(date +%s) - start ))s, reference exit $$ref, mooncake exit $$up"; 	test $$ref -eq 0 -a $$up -eq 0
 
 vet:

@@ -31,7 +31,7 @@ func (r *run) anchorNow(step int) *audit.Anchor {
 	// What the harness last saw, without waiting on etcd or a node: the
 	// fault must land now, whatever is broken.
 	rd, _ := r.clock.before(time.Now())
-	a.BatchID, a.EtcdRev = rd.Batch, rd.Rev
+	a.BatchID, a.EtcdRev, a.OKOps = rd.Batch, rd.Rev, r.rec.OKCount()
 	a.Roles = map[string]string{}
 	for i, rd := range r.cluster.Masters.Latest() {
 		a.Roles[r.cluster.Masters.Nodes[i].Name] = rd.Health.Role
@@ -61,14 +61,12 @@ func (r *run) waitForBatch(ctx context.Context, batch uint64, bound time.Duratio
 
 // pinToAnchor aims a replayed fault at what the original hit: a seeded or
 // role choice becomes the node the original chose, once the run has made
-// the progress (durable batch) the original had. It returns the spec to
+// the progress the original had (waitForProgress). It returns the spec to
 // inject and, when the original's event cannot recur, why not.
 func (r *run) pinToAnchor(ctx context.Context, spec faults.Spec, a audit.Anchor) (faults.Spec, string) {
 	var diverged []string
-	if a.BatchID > 0 {
-		if b, ok := r.waitForBatch(ctx, a.BatchID, 60*time.Second); !ok {
-			diverged = append(diverged, fmt.Sprintf("the durable prefix reached only batch %d of the original's %d", b, a.BatchID))
-		}
+	if why := r.waitForProgress(ctx, a, 60*time.Second); why != "" {
+		diverged = append(diverged, why)
 	}
 	if len(a.Targets) != 1 {
 		return spec, strings.Join(diverged, "; ")
@@ -94,6 +92,54 @@ func (r *run) pinToAnchor(ctx context.Context, spec faults.Spec, a audit.Anchor)
 		spec.Target = node
 	}
 	return spec, strings.Join(diverged, "; ")
+}
+
+// waitForProgress waits, in a replay and up to bound, for the progress the
+// original had when the fault anchored by a landed, when that progress is
+// what placed it: only after a sleep (or as the first step). A fault after
+// any other wait landed on that wait's event — a failpoint's hit, a role,
+// a number of ops — which the replay's own wait has just reached again, on
+// any master. Progress is the client ops acknowledged since the previous
+// fault (the same load, whatever the master numbers its batches); an
+// anchor from before that was recorded waits for its durable batch.
+func (r *run) waitForProgress(ctx context.Context, a audit.Anchor, bound time.Duration) string {
+	if a.Step > 1 && r.sc.Steps[a.Step-2].Kind() != "sleep" {
+		return ""
+	}
+	if a.OKOps == 0 {
+		if a.BatchID == 0 {
+			return ""
+		}
+		if b, ok := r.waitForBatch(ctx, a.BatchID, bound); !ok {
+			return fmt.Sprintf("the durable prefix reached only batch %d of the original's %d", b, a.BatchID)
+		}
+		return ""
+	}
+	var origFrom, from int64
+	if p, ok := r.previousAnchor(a.Step); ok {
+		origFrom = p.OKOps
+		from = r.replayOKOps[p.Step]
+	}
+	want := from + (a.OKOps - origFrom)
+	deadline := time.Now().Add(bound)
+	for r.rec.OKCount() < want {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Sprintf("the run acknowledged %d ops since its previous fault, the original %d", r.rec.OKCount()-from, a.OKOps-origFrom)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ""
+}
+
+// previousAnchor is the original's anchor of the last fault before step.
+func (r *run) previousAnchor(step int) (audit.Anchor, bool) {
+	best := audit.Anchor{}
+	for s, a := range r.opts.Anchors {
+		if s < step && s > best.Step {
+			best = a
+		}
+	}
+	return best, best.Step > 0
 }
 
 func (r *run) roleOf(ctx context.Context, node string) string {

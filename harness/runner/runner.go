@@ -147,6 +147,9 @@ type run struct {
 	panics armedPanics
 	// seen are the role events whose revision is being read (revisionSeen).
 	seen sync.WaitGroup
+	// replayOKOps are the acknowledged ops at each fault this run injected,
+	// by step: a replay's progress is counted from its previous fault.
+	replayOKOps map[int]int64
 }
 
 // Run runs sc.

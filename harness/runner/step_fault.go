@@ -57,6 +57,10 @@ func (r *run) stepFault(ctx context.Context, st scenario.Step, afterFailpoint st
 	}
 	acted := time.Now()
 	anchor.Targets = in.Targets
+	if r.replayOKOps == nil {
+		r.replayOKOps = map[int]int64{}
+	}
+	r.replayOKOps[r.stepIndex] = anchor.OKOps
 	i := r.events.addFault("fault", st.Fault.Kind, joinTargets(in.Targets), name, in, anchor)
 	if len(in.Ended) > 0 || len(in.Corrupted) > 0 {
 		// whatever an ended node does after etcd's revision once the

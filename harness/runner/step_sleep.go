@@ -10,10 +10,10 @@ import (
 // stepSleep sleeps for d, or (in a replay) until the progress the next
 // fault's original had.
 func (r *run) stepSleep(ctx context.Context, d time.Duration) error {
-	if a, ok := r.nextAnchor(); ok && a.BatchID > 0 {
+	if a, ok := r.nextAnchor(); ok && (a.OKOps > 0 || a.BatchID > 0) {
 		// A replay waits for the progress the next fault's original
 		// had, not for the time that happened to give it.
-		r.waitForBatch(ctx, a.BatchID, 3*d+10*time.Second)
+		r.waitForProgress(ctx, a, 3*d+10*time.Second)
 		return nil
 	}
 	select {
