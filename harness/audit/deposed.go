@@ -34,11 +34,14 @@ type serve struct {
 }
 
 // servesOf are the role changes to primary whose revision is known, in
-// revision order.
+// revision order. A node seen as primary right after it was silent ("down
+// → primary": a frozen primary resumed, still believing it leads) is the
+// old primary's own belief, not a takeover: only a change from standby,
+// promoting, starting or a restart counts.
 func servesOf(events []Event) []serve {
 	var out []serve
 	for _, e := range events {
-		if e.Kind == "role" && strings.HasSuffix(e.Detail, "→ primary") && e.EtcdRevision > 0 {
+		if e.Kind == "role" && strings.HasSuffix(e.Detail, "→ primary") && !strings.HasPrefix(e.Detail, "down ") && e.EtcdRevision > 0 {
 			out = append(out, serve{node: strings.Trim(e.Target, "[]"), rev: e.EtcdRevision, at: e.At})
 		}
 	}

@@ -55,9 +55,19 @@ func TestDurableAcknowledgementFailsADeposedAppend(t *testing.T) {
 	res = DurableAcknowledgement(build(true))
 	require.True(t, res.Pass, evidence0(res))
 
+	// The old primary resumed and reporting itself primary for a moment
+	// ("down → primary") took nothing over: the successor stays current,
+	// and the successor's own batches are not the resumed node's.
+	in := build(false)
+	in.Events = append(in.Events, Event{Kind: "role", Name: "role", Target: "master-0", Detail: "down → primary", OK: true,
+		EtcdRevision: in.Events[1].EtcdRevision, At: 25e9})
+	res = DurableAcknowledgement(in)
+	require.False(t, res.Pass)
+	require.Contains(t, res.Evidence[0], "[deposed-append] batch 3 (rev 4) holds 1 entries only master-0 took")
+
 	// Without the role's revision (a bundle from before it was recorded,
 	// or etcd unreadable then) nothing is judged.
-	in := build(false)
+	in = build(false)
 	in.Events[1].EtcdRevision = 0
 	res = DurableAcknowledgement(in)
 	require.True(t, res.Pass, evidence0(res))
