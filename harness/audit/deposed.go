@@ -109,6 +109,11 @@ func deposedAppends(in *Input) []deposedAppend {
 		d := deposedAppend{batch: id, rev: e.Revision, successor: current}
 		foreign, own := map[string]bool{}, false
 		for _, en := range b.Entries {
+			if en.Op == batchlog.OpSegmentMount {
+				// a segment's owner mounts it again at each new primary
+				// (NEED_REMOUNT), in no client op: not attributable
+				continue
+			}
 			ops := took[kop{entryKey(en), en.Op}]
 			nodes := map[string]bool{}
 			for _, op := range ops {

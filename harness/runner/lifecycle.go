@@ -244,9 +244,9 @@ func (r *run) settle(ctx context.Context) {
 		// A prefix that stays still because the writer stopped is no
 		// settled cluster: acknowledgements after its last move say so.
 		if moved := r.clock.lastMove(); err == nil && !moved.IsZero() {
-			if n := r.ackedAfter(moved.Add(time.Second)); n > 0 {
-				detail += fmt.Sprintf("; but it had not moved since %.2fs, and %d mutations were acknowledged more than 1s after that: a writer that stopped, not one that finished",
-					moved.Sub(r.start).Seconds(), n)
+			if n := r.ackedAfter(moved.Add(stallGrace)); n >= stallAcks {
+				detail += fmt.Sprintf("; but it had not moved since %.2fs, and %d mutations were acknowledged more than %v after that: a writer that stopped, not one that finished",
+					moved.Sub(r.start).Seconds(), n, stallGrace)
 				ok = false
 			}
 		}
@@ -257,6 +257,14 @@ func (r *run) settle(ctx context.Context) {
 		r.events.add("note", "settle", "", err.Error(), false)
 	}
 }
+
+// A settled prefix hides a stopped writer when stallAcks or more
+// mutations were acknowledged more than stallGrace after the prefix last
+// moved (as the clock saw it): none of them can be durable.
+const (
+	stallGrace = 200 * time.Millisecond
+	stallAcks  = 10
+)
 
 // ackedAfter counts the mutations acknowledged after t.
 func (r *run) ackedAfter(t time.Time) int {
