@@ -2,8 +2,8 @@
 // and errors in its process log, grouped by message shape (the message with
 // its keys, addresses and numbers masked), counted, with their first and
 // last time. It reads both kinds of master's logs: the reference master's
-// JSON lines (log/slog) and upstream's glog lines ("W1206 18:13:26.123456
-// 4242 file.cpp:88] message"), so a report shows "169 × PutEnd: OpLog
+// JSON lines (log/slog) and upstream's glog lines ("W20261206 18:13:26.123456
+// 4242 file.cpp:88] message", or with MMDD alone), so a report shows "169 × PutEnd: OpLog
 // queue failed for key=…, err=-1002, 20.27–21.23 s" for either.
 package masterlog
 
@@ -68,15 +68,20 @@ func Parse(raw string, year int) (Line, bool) {
 	if level == "" {
 		return Line{}, false
 	}
-	at, err := time.ParseInLocation("2006 0102 15:04:05.000000", strconv.Itoa(year)+" "+m[2]+" "+m[3], time.Local)
+	date := m[2]
+	if len(date) == 4 { // MMDD: the year is left out
+		date = strconv.Itoa(year) + date
+	}
+	at, err := time.ParseInLocation("20060102 15:04:05.000000", date+" "+m[3], time.Local)
 	if err != nil {
 		return Line{}, false
 	}
 	return Line{At: at, Level: level, Message: m[4], Raw: raw}, true
 }
 
-// glogLine is glog's prefix: level letter, MMDD, time, thread, file:line.
-var glogLine = regexp.MustCompile(`^([IWEF])(\d{4}) (\d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^ \]]+\] ?(.*)$`)
+// glogLine is glog's prefix: level letter, MMDD (or YYYYMMDD, as newer
+// glogs write it), time, thread, file:line.
+var glogLine = regexp.MustCompile(`^([IWEF])(\d{8}|\d{4}) (\d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^ \]]+\] ?(.*)$`)
 
 // Shape is a message with what varies from line to line masked: the value
 // of a key-like field (key=, segment=, path=…), addresses, long hex ids and

@@ -32,7 +32,8 @@ func TestSummarizeGroupsBothFormats(t *testing.T) {
 		"W1206 18:00:20.270000  4242 master_service.cpp:881] PutEnd: OpLog queue failed for key=g0-c1-000015, err=-1002\n" +
 		"W1206 18:00:20.500000  4242 master_service.cpp:881] PutEnd: OpLog queue failed for key=g0-c2-000016, err=-1002\n" +
 		"W1206 18:00:21.230000  4242 master_service.cpp:881] PutEnd: OpLog queue failed for key=g1-c0-000001, err=-1002\n" +
-		"E1206 18:00:22.000000  4242 ha.cpp:99] etcd txn failed: code=14\n"
+		"E20261206 18:00:22.000000  4242 ha.cpp:99] etcd txn failed: code=14\n" +
+		"WARNING: Logging before InitGoogleLogging() is written to STDERR\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "master-0.log"), []byte(glog), 0o644))
 	at := started.Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
 	ref := `{"time":"` + at + `","level":"INFO","msg":"serving"}` + "\n" +
