@@ -89,12 +89,12 @@ const (
 // the step, the durable batch and etcd revision, each master's role, the
 // nodes it hit, and the failpoint hit a preceding wait saw.
 type Anchor struct {
-	Step    int               `json:"step"` // 1-based index of the fault's step
-	BatchID uint64            `json:"batch_id"`
+	Step    int    `json:"step"` // 1-based index of the fault's step
+	BatchID uint64 `json:"batch_id"`
 	// OKOps is how many client ops had been acknowledged: progress a
 	// replay can reach against any master (a batch id is numbered by the
 	// master's own batching).
-	OKOps int64 `json:"ok_ops,omitempty"`
+	OKOps   int64             `json:"ok_ops,omitempty"`
 	EtcdRev int64             `json:"etcd_rev"`
 	Roles   map[string]string `json:"roles,omitempty"` // master → role at injection
 	Targets []string          `json:"targets,omitempty"`
