@@ -144,8 +144,12 @@ func deposedAppends(in *Input) []deposedAppend {
 		for node := range foreign {
 			d.node = node
 		}
-		// only a node that was itself a primary before is a deposed one
-		if !slices.ContainsFunc(serves[:i], func(s serve) bool { return s.node == d.node }) {
+		// only a node that was itself a primary before is a deposed one;
+		// and a node seen serving next, at or after this revision, may
+		// have begun to serve (and append) before the harness read etcd:
+		// its serve's revision is an upper bound, so its batch is its own
+		if !slices.ContainsFunc(serves[:i], func(s serve) bool { return s.node == d.node }) ||
+			(i+1 < len(serves) && serves[i+1].node == d.node) {
 			continue
 		}
 		out = append(out, d)

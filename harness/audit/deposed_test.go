@@ -65,6 +65,16 @@ func TestDurableAcknowledgementFailsADeposedAppend(t *testing.T) {
 	require.False(t, res.Pass)
 	require.Contains(t, res.Evidence[0], "[deposed-append] batch 3 (rev 4) holds 1 entries only master-0 took")
 
+	// A former primary elected again appends its first batch before the
+	// harness reads etcd's revision for its serve (an upper bound): that
+	// batch is its own, not a deposed one.
+	in = build(false)
+	// (its batch z is at rev 4; the harness read rev 5 once it saw it serve)
+	in.Events = append(in.Events, Event{Kind: "role", Name: "role", Target: "master-0", Detail: "promoting → primary", OK: true,
+		EtcdRevision: 5, At: 25e9})
+	res = DurableAcknowledgement(in)
+	require.True(t, res.Pass, evidence0(res))
+
 	// Without the role's revision (a bundle from before it was recorded,
 	// or etcd unreadable then) nothing is judged.
 	in = build(false)

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/oplogha/oplogha/impl/contract/metadata"
 
@@ -342,9 +343,13 @@ type writerAck struct {
 	durable bool
 }
 
-// stallMinAcks is how many acknowledgements in a row, to the end of the
-// run, none of them durable, make a writer that stopped.
-const stallMinAcks = 10
+// stallMinAcks acknowledgements in a row, to the end of the run, none of
+// them durable and spanning stallMinSpan at least, make a writer that
+// stopped while its node went on answering.
+const (
+	stallMinAcks = 10
+	stallMinSpan = time.Second
+)
 
 // writerStalls names each node whose acknowledgements, from some time to
 // the end of the run, never became durable (at least stallMinAcks of them
@@ -371,7 +376,9 @@ func writerStalls(writers map[string][]writerAck, log *durableLog) []string {
 			from--
 		}
 		tail := len(acks) - from
-		if tail < stallMinAcks {
+		if tail < stallMinAcks || acks[len(acks)-1].at-acks[from].at < int64(stallMinSpan) {
+			// a few lost at the very end (a primary killed right after
+			// answering) are each their own finding, not a stopped writer
 			continue
 		}
 		line := fmt.Sprintf("[writer-stalled] %s: none of its acknowledgements from %s on became durable (%d of its %d, to the end of the run)",
