@@ -103,15 +103,27 @@ func (e *Env) Standbys(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// EtcdLeader names the leading etcd member.
+// EtcdLeader names the leading etcd member, waiting up to leaderWait for
+// one: right after a member restarts, an election may be under way.
 func (e *Env) EtcdLeader(ctx context.Context) (string, error) {
-	for _, s := range e.C.Etcd.Status(ctx) {
-		if s.Err == "" && s.ID == s.Leader && s.ID != 0 {
-			return s.Name, nil
+	ctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	for {
+		for _, s := range e.C.Etcd.Status(ctx) {
+			if s.Err == "" && s.ID == s.Leader && s.ID != 0 {
+				return s.Name, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("%w: no etcd leader within %v", faults.ErrUnavailable, leaderWait)
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return "", fmt.Errorf("%w: no etcd leader", faults.ErrUnavailable)
 }
+
+// leaderWait bounds EtcdLeader's wait for an etcd leader.
+const leaderWait = 5 * time.Second
 
 func (e *Env) process(name string) (*proc.Process, error) {
 	p, ok := e.C.Group.Get(name)
