@@ -60,3 +60,23 @@ func (r *run) revisionSeen(ctx context.Context, i int, t time.Time) {
 
 // roleRevisionWait bounds revisionSeen's wait for a reading.
 const roleRevisionWait = 30 * time.Second
+
+// healRead bounds the read of etcd's revision before a heal.
+const healRead = 500 * time.Millisecond
+
+// revisionBeforeHeal is etcd's revision as a heal begins at t: read
+// linearizably (up to healRead) while the clock reads etcd, else the
+// clock's last reading before t when fresh, else 0 with why. It never
+// waits on an etcd the clock cannot read.
+func (r *run) revisionBeforeHeal(ctx context.Context, t time.Time) (int64, string) {
+	if _, why := r.clock.now(); why == "" {
+		rctx, cancel := context.WithTimeout(ctx, healRead)
+		rev, err := r.env.EtcdRevision(rctx)
+		cancel()
+		if err == nil {
+			return rev, ""
+		}
+	}
+	rd, why := r.clock.before(t)
+	return rd.Rev, why
+}

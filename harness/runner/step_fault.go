@@ -164,18 +164,20 @@ func (r *run) healFault(ctx context.Context, name string, settle bool) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, healBound)
 	defer cancel()
-	// The heal acts first (etcd may be what it heals) and records after:
-	// etcd's revision as it began is the clock's last reading before it,
-	// what a resumed or restarted node finds (the zombie window is judged
-	// against it), or unknown with why.
+	// etcd's revision as the heal begins: what a resumed or restarted node
+	// finds (the zombie window is judged against it). While the clock reads
+	// etcd, one linearizable read gives it exactly (milliseconds, bounded
+	// by healRead); while it cannot (etcd may be what this heal heals), the
+	// heal acts at once and records the clock's last reading, or unknown
+	// with why.
 	began := time.Now()
+	before, note := r.revisionBeforeHeal(ctx, began)
 	err := in.Heal(ctx)
-	before, note := r.clock.before(began)
 	var revs []int64
 	if err == nil {
 		revs = in.HealRevisions
 	}
-	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle, before.Rev, note)
+	r.events.addHeal(in.Spec.Kind, joinTargets(in.Targets), name, err == nil, revs, settle, before, note)
 	delete(r.injected, name)
 	r.panics.disarm(name)
 	r.healed[name] = in
