@@ -2,8 +2,8 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
-	"time"
 
 	"github.com/oplogha/oplogha/impl/contract/metadata"
 
@@ -106,7 +106,7 @@ func DurableAcknowledgement(in *Input) Result {
 	if len(deposed) > 0 {
 		headline = append(headline, fmt.Sprintf("%d batches appended by a deposed primary after its successor served", len(deposed)))
 	}
-	stalls := writerStalls(writers, log)
+	stalls := writerStalls(writers, log, in.Events)
 	n["writer-stalled"] += len(stalls)
 	first = append(first, stalls...)
 	headline = append(headline, stalls...)
@@ -344,17 +344,25 @@ type writerAck struct {
 }
 
 // stallMinAcks acknowledgements in a row, to the end of the run, none of
-// them durable and spanning stallMinSpan at least, make a writer that
+// them durable, of a node whose process went on, make a writer that
 // stopped while its node went on answering.
-const (
-	stallMinAcks = 10
-	stallMinSpan = time.Second
-)
+const stallMinAcks = 10
+
+// endedAfter: the harness ended node's process (a kill, a stop, a restart)
+// or it exited on its own at or after at.
+func endedAfter(events []Event, node string, at int64) bool {
+	for _, e := range events {
+		if e.At >= at && (slices.Contains(e.Ended, node) || (e.Kind == "exit" && e.Target == node)) {
+			return true
+		}
+	}
+	return false
+}
 
 // writerStalls names each node whose acknowledgements, from some time to
 // the end of the run, never became durable (at least stallMinAcks of them
 // in a row): its writer stopped while it went on answering.
-func writerStalls(writers map[string][]writerAck, log *durableLog) []string {
+func writerStalls(writers map[string][]writerAck, log *durableLog, events []Event) []string {
 	nodes := make([]string, 0, len(writers))
 	for node := range writers {
 		nodes = append(nodes, node)
@@ -376,9 +384,10 @@ func writerStalls(writers map[string][]writerAck, log *durableLog) []string {
 			from--
 		}
 		tail := len(acks) - from
-		if tail < stallMinAcks || acks[len(acks)-1].at-acks[from].at < int64(stallMinSpan) {
-			// a few lost at the very end (a primary killed right after
-			// answering) are each their own finding, not a stopped writer
+		if tail < stallMinAcks || endedAfter(events, node, acks[from].at) {
+			// lost with its process (a primary killed or crashed right
+			// after answering): each is its own finding, not a writer that
+			// stopped while its node went on
 			continue
 		}
 		line := fmt.Sprintf("[writer-stalled] %s: none of its acknowledgements from %s on became durable (%d of its %d, to the end of the run)",
