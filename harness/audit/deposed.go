@@ -34,10 +34,10 @@ type serve struct {
 }
 
 // servesOf are the role changes to primary whose revision is known, in
-// revision order. A node seen as primary right after it was silent ("down
-// → primary": a frozen primary resumed, still believing it leads) is the
-// old primary's own belief, not a takeover: only a change from standby,
-// promoting, starting or a restart counts.
+// revision order. A node seen as primary right after it was down with the
+// same process ("down → primary": a frozen primary resumed, still believing
+// it leads) is the old primary's own belief, not a takeover: a change from
+// standby, promoting, starting or a new process ("restarted →") counts.
 func servesOf(events []Event) []serve {
 	var out []serve
 	for _, e := range events {

@@ -125,8 +125,12 @@ func (r *run) observe(ctx context.Context) {
 			role := roleOf(h)
 			if h.Incarnation != "" {
 				// A restart faster than one round of polling would hide the
-				// node's new promotion behind an unchanged role.
-				if was, ok := incarnations[name]; ok && was != h.Incarnation && roles[name] != "down" {
+				// node's new promotion behind an unchanged role; a node seen
+				// down and answering again from a new process restarted
+				// (down → restarted), where one frozen and resumed did not
+				// (down → its role): an audit tells a new primary from an
+				// old one that still believes it leads by that.
+				if was, ok := incarnations[name]; ok && was != h.Incarnation {
 					r.events.add("role", "role", name, fmt.Sprintf("%s → restarted", roles[name]), true)
 					roles[name] = "restarted"
 				}
