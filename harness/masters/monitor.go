@@ -43,6 +43,9 @@ type nodeMonitor struct {
 	// timed out; zero: it answers).
 	silentSince time.Time
 	silentWhy   string
+	// kick wakes the poller for a reading now (a caller wants one begun
+	// after its call, and the next would come only at the next interval).
+	kick chan struct{}
 }
 
 // monitor polls every node of a set.
@@ -59,7 +62,7 @@ type monitor struct {
 func newMonitor(s *Set) *monitor {
 	m := &monitor{set: s, stop: make(chan struct{}), changed: make(chan struct{})}
 	for range s.Nodes {
-		m.nodes = append(m.nodes, &nodeMonitor{})
+		m.nodes = append(m.nodes, &nodeMonitor{kick: make(chan struct{}, 1)})
 	}
 	for i, n := range s.Nodes {
 		go m.poll(n, m.nodes[i])
@@ -115,6 +118,7 @@ func (m *monitor) poll(n *Node, nm *nodeMonitor) {
 		select {
 		case <-m.stop:
 			return
+		case <-nm.kick:
 		case <-time.After(PollInterval):
 		}
 	}
@@ -181,6 +185,12 @@ func (m *monitor) fresh(ctx context.Context, i int, from time.Time) Reading {
 		wait := PollInterval + NoAnswer
 		if !asking.IsZero() {
 			wait = NoAnswer - now.Sub(asking)
+		} else {
+			// no request in flight: ask now rather than at the next interval
+			select {
+			case nm.kick <- struct{}{}:
+			default:
+			}
 		}
 		t := time.NewTimer(wait)
 		select {
