@@ -101,14 +101,22 @@ stress: $(CHAOS)
 	@rm -rf artifacts/stress; mkdir -p artifacts/stress
 	@$(CHAOS) stress scenarios --tier $(STRESS_TIER) --runs $(STRESS_RUNS) --parallel $(NPROC) --out artifacts/stress --table artifacts/stress/table.md --junit artifacts/stress/junit.xml
 
-## swarm: SWARM_RUNS scenarios drawn from SWARM_SEED, bounded by SWARM_BUDGET, then the gate
+## swarm: SWARM_RUNS scenarios drawn from SWARM_SEED, bounded by SWARM_BUDGET,
+## against MASTER (reference, or mooncake with MOONCAKE_MASTER=PATH) with the
+## moves MOVES_OF can take (default: MASTER's); failures grouped by signature
+## in artifacts/swarm/signatures.md, each shrunk with at most SWARM_SHRINK
+## runs (0: none) and run again; then the gate
 SWARM_SEED ?= 2026
 SWARM_RUNS ?= 50
 SWARM_BUDGET ?= 40m
+SWARM_SHRINK ?= 0
+MASTER ?= reference
+MOVES_OF ?= $(MASTER)
 swarm: $(CHAOS)
 	@$(CHAOS) tools >/dev/null
 	@rm -rf artifacts/swarm; mkdir -p artifacts/swarm
-	@$(CHAOS) swarm --seed $(SWARM_SEED) --runs $(SWARM_RUNS) --budget $(SWARM_BUDGET) --out artifacts/swarm --junit artifacts/swarm/junit.xml; rc=$$?; \
+	@$(CHAOS) swarm --seed $(SWARM_SEED) --runs $(SWARM_RUNS) --budget $(SWARM_BUDGET) --master $(MASTER) --moves-of $(MOVES_OF) \
+	  --shrink $(SWARM_SHRINK) $(if $(MOONCAKE_MASTER),--master-binary $(MOONCAKE_MASTER)) --out artifacts/swarm --junit artifacts/swarm/junit.xml; rc=$$?; \
 	$(CHAOS) gate artifacts/swarm/*.tar.gz && exit $$rc
 
 ## mutants: every realistic bug of tests/mutants applied to a copy of the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -15,15 +16,19 @@ import (
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/plan"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/shrink"
+	"github.com/oplogha/oplogha/harness/signature"
 	"github.com/oplogha/oplogha/harness/swarm"
 )
 
 // cmdSwarm draws and runs random scenarios from one seed until the run
-// count or the time budget is reached (no new run starts after the budget).
+// count or the time budget is reached (no new run starts after the budget),
+// then groups the failures by signature; with --shrink, each signature is
+// shrunk once and its shrunk scenario run again to see it reproduce.
 func cmdSwarm(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
 	seed := fs.Int64("seed", 1, "swarm seed: run i draws from (seed, i)")
@@ -35,6 +40,10 @@ func cmdSwarm(ctx context.Context, args []string) error {
 	junit := fs.String("junit", "", "write a JUnit report here")
 	dry := fs.Bool("dry-run", false, "print the drawn scenarios' shapes and moves, run nothing")
 	shardSpec := fs.String("shard", "", "run only shard K/N of the runs (see chaos plan): every shard draws the same runs and keeps its own")
+	master := fs.String("master", masterkind.ReferenceName, "master kind to run: reference or mooncake (upstream's mooncake_master)")
+	masterBinary := fs.String("master-binary", "", "mooncake_master binary (default: $"+masterkind.BinaryEnv+")")
+	movesOf := fs.String("moves-of", "", "draw only what this master kind can take (default: --master): the same seed's draws for upstream's master can run against the reference master")
+	shrinkRuns := fs.Int("shrink", 0, "shrink each failure signature's first run with at most this many candidate runs, then run the shrunk scenario again (0: no shrink)")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -45,26 +54,65 @@ func cmdSwarm(ctx context.Context, args []string) error {
 	if *runs < 1 {
 		return fmt.Errorf("--runs must be at least 1")
 	}
+	runKind, err := masterkind.ByName(*master)
+	if err != nil {
+		return fmt.Errorf("--master: %w", err)
+	}
+	if *movesOf == "" {
+		*movesOf = runKind.Name
+	}
+	drawKind, err := masterkind.ByName(*movesOf)
+	if err != nil {
+		return fmt.Errorf("--moves-of: %w", err)
+	}
+	if runKind.Name == masterkind.MooncakeName && *masterBinary == "" && !*dry {
+		// One clear line before anything runs, not one failed run each.
+		if _, err := masterkind.MooncakeBinary(); err != nil {
+			return fmt.Errorf("--master mooncake: %w", err)
+		}
+	}
 	var scs []*scenario.Scenario
 	for i := *first; i < *first+*runs; i++ {
 		if !shard.Owns(i - *first) {
 			continue
 		}
-		sc, err := swarm.Draw(*seed, i)
+		sc, err := swarm.DrawFor(*seed, i, drawKind)
 		if err != nil {
 			return err
 		}
 		scs = append(scs, sc)
 		if *dry {
-			fmt.Printf("%s seed %d: %s\n", sc.Name, sc.Seed, strings.TrimPrefix(sc.Description, fmt.Sprintf("drawn by chaos swarm --seed %d ", *seed)))
+			_, what, _ := strings.Cut(sc.Description, fmt.Sprintf("(run %d): ", i))
+			fmt.Printf("%s seed %d: %s\n", sc.Name, sc.Seed, what)
 		}
 	}
 	if *dry {
 		return nil
 	}
-	fmt.Printf("swarm seed %d: %d runs (shard %v of %d from %d), budget %v, %d at a time, bundles in %s\n", *seed, len(scs), shard, *runs,
-		*first, *budget, *parallel, *out)
-	_, err = runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, budget: *budget, junit: *junit, swarmSeed: *seed})
+	fmt.Printf("swarm seed %d: %d runs (shard %v of %d from %d) of moves %s can take, against master %s, budget %v, %d at a time, bundles in %s\n",
+		*seed, len(scs), shard, *runs, *first, drawKind.Name, runKind.Name, *budget, *parallel, *out)
+	outcomes, err := runBatch(ctx, scs, batchOptions{out: *out, parallel: *parallel, budget: *budget, junit: *junit, swarmSeed: *seed,
+		master: runKind.Name, masterBinary: *masterBinary})
+	if len(outcomes) == 0 {
+		return err
+	}
+	groups := groupBySignature(outcomes)
+	if *shrinkRuns > 0 && len(groups) > 0 {
+		cache, cerr := bin.NewCache(".", os.Stderr)
+		if cerr != nil {
+			return errors.Join(err, cerr)
+		}
+		for _, g := range groups {
+			if ctx.Err() != nil {
+				break
+			}
+			shrinkAndReplay(ctx, cache, g, shrinkOptions{out: filepath.Join(*out, "shrink"), maxRuns: *shrinkRuns, masterBinary: *masterBinary, sameAs: g.signature})
+		}
+	}
+	if werr := writeSignatures(filepath.Join(*out, "signatures.md"), *seed, drawKind.Name, runKind.Name, len(outcomes), groups); werr != nil {
+		return errors.Join(err, werr)
+	}
+	printSignatures(groups)
 	return err
 }
 
@@ -193,6 +241,7 @@ func cmdShrink(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
 	out := fs.String("out", "artifacts/shrink", "directory for candidate bundles and the result")
 	maxRuns := fs.Int("max-runs", 30, "at most this many candidate runs")
+	masterBinary := fs.String("master-binary", "", "mooncake_master binary for a bundle of upstream's master (default: $"+masterkind.BinaryEnv+")")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -200,13 +249,36 @@ func cmdShrink(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("shrink takes one failing bundle")
 	}
-	b, err := bundle.Open(pos[0])
+	cache, err := bin.NewCache(".", os.Stderr)
 	if err != nil {
 		return err
 	}
+	_, err = shrinkBundle(ctx, cache, pos[0], shrinkOptions{out: *out, maxRuns: *maxRuns, masterBinary: *masterBinary})
+	return err
+}
+
+// shrinkOptions configure one shrink.
+type shrinkOptions struct {
+	out          string
+	maxRuns      int
+	masterBinary string
+	// sameAs, when set, is the signature a candidate must share a part
+	// with to count as the same failure (else: one of the same audits
+	// failing).
+	sameAs string
+}
+
+// shrinkBundle shrinks the failing bundle at path and returns the path of
+// the smallest failing scenario it wrote. Each candidate runs the master
+// kind the bundle ran.
+func shrinkBundle(ctx context.Context, cache *bin.Cache, path string, o shrinkOptions) (string, error) {
+	b, err := bundle.Open(path)
+	if err != nil {
+		return "", err
+	}
 	var want []string
 	for _, r := range b.Results {
-		if !r.Pass {
+		if !r.Pass && !r.Skipped {
 			want = append(want, r.Name)
 		}
 	}
@@ -214,42 +286,43 @@ func cmdShrink(ctx context.Context, args []string) error {
 		want = append(want, "run-error")
 	}
 	if len(want) == 0 {
-		return fmt.Errorf("%s passed: nothing to shrink", pos[0])
+		return "", fmt.Errorf("%s passed: nothing to shrink", path)
 	}
-	cache, err := bin.NewCache(".", os.Stderr)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("shrinking %s (%d steps; failing: %s), at most %d runs\n", b.Scenario.Name, len(b.Scenario.Steps), strings.Join(want, ", "), *maxRuns)
+	fmt.Printf("shrinking %s (%d steps; failing: %s), at most %d runs\n", b.Scenario.Name, len(b.Scenario.Steps), strings.Join(want, ", "), o.maxRuns)
 	// Each candidate's faults land on their original's events, as a replay's
 	// do, so a candidate fails the same way for the same reason.
 	anchors, firstPrimary := b.Anchors()
 	try := func(ctx context.Context, sc *scenario.Scenario, origin []int) (bool, error) {
-		o, err := runner.Run(ctx, sc, runner.Options{Out: *out, Cache: cache, Anchors: bundle.Reanchor(anchors, origin), FirstPrimary: firstPrimary})
+		out, err := runner.Run(ctx, sc, runner.Options{Out: o.out, Cache: cache, Anchors: bundle.Reanchor(anchors, origin), FirstPrimary: firstPrimary,
+			MasterBinary: o.masterBinary})
 		if err != nil {
 			return false, err
 		}
 		var got []string
-		for _, r := range o.Results {
-			if !r.Pass {
+		for _, r := range out.Results {
+			if !r.Pass && !r.Skipped {
 				got = append(got, r.Name)
 			}
 		}
-		if o.Err != nil {
+		if out.Err != nil {
 			got = append(got, "run-error")
 		}
 		same := false
-		for _, g := range got {
-			if slices.Contains(want, g) {
-				same = true
+		if o.sameAs != "" {
+			same = signature.Overlap(o.sameAs, signature.Of(out.Results, errText(out.Err)))
+		} else {
+			for _, g := range got {
+				if slices.Contains(want, g) {
+					same = true
+				}
 			}
 		}
 		fmt.Printf("  candidate with %d steps: failing %v → %v\n", len(sc.Steps), got, map[bool]string{true: "same failure", false: "not the same failure"}[same])
 		return same, nil
 	}
-	res, err := shrink.Shrink(ctx, b.Scenario, try, *maxRuns)
+	res, err := shrink.Shrink(ctx, b.Scenario, try, o.maxRuns)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, l := range res.Log {
 		fmt.Println("  " + l)
@@ -257,15 +330,23 @@ func cmdShrink(ctx context.Context, args []string) error {
 	res.Scenario.Name = b.Scenario.Name + "-shrunk"
 	data, err := res.Scenario.Marshal()
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return "", err
 	}
-	path := filepath.Join(*out, res.Scenario.Name+".yaml")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return err
+	file := filepath.Join(o.out, res.Scenario.Name+".yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return "", err
 	}
-	fmt.Printf("shrunk %d → %d steps in %d runs: %s (run it with chaos run %s)\n", len(b.Scenario.Steps), len(res.Scenario.Steps), res.Runs, path, path)
-	return nil
+	fmt.Printf("shrunk %d → %d steps in %d runs: %s (run it with chaos run %s)\n", len(b.Scenario.Steps), len(res.Scenario.Steps), res.Runs, file, file)
+	return file, nil
+}
+
+// errText is an error's text, "" for none.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/traffic"
 )
@@ -31,9 +32,15 @@ type move struct {
 	steps func(r *rand.Rand, sh shape, as string) []scenario.Step
 }
 
+// needsBeyondSteps are the capabilities a move relies on beyond what its
+// steps imply (scenario.Requires reads those): long-replay's 3 pages are
+// pages of the reader's page size, which the run draws through the
+// project's config keys.
+var needsBeyondSteps = map[string][]masterkind.Capability{"long-replay": {masterkind.ProjectConfig}}
+
 // aimedAt names the window of each move aimed at one under another name
 // (a second way into it); a run that draws the move expects the window.
-var aimedAt = map[string]string{"promotion-catch-up": "long-replay"}
+var aimedAt = map[string]string{"promotion-catch-up": "long-replay", "zombie-append": "zombie-primary"}
 
 // windowOf is the window a move is aimed at, if any: aimedAt's, or its
 // name.
@@ -47,6 +54,7 @@ func windowOf(m move) string {
 func always(shape) bool           { return true }
 func withSnapshots(sh shape) bool { return sh.Snapshots }
 func withRetention(sh shape) bool { return sh.Retention }
+func withQuorum(sh shape) bool    { return sh.Etcd >= 3 }
 
 func sleep(r *rand.Rand, lo, hi int) scenario.Step {
 	ms := lo + r.IntN(hi-lo+1)
@@ -126,6 +134,7 @@ var windows = []move{
 			{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash", Config: map[string]any{"snapshot_interval_seconds": drawnInterval}}},
 		}
 	}},
+
 	{"deposed-reads", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		// Window deposed-reads: the primary cut off from etcd and held
 		// before it steps down; a probe writes at its successor and reads
@@ -190,6 +199,56 @@ var windows = []move{
 			heal(as + "-frozen"), heal(as + "-other"),
 		}
 	}},
+	{"crash-before-append", always, func(r *rand.Rand, _ shape, as string) []scenario.Step {
+		// The primary crashes with a batch built and its append not sent:
+		// what it took from clients was never acknowledged.
+		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "primary", Name: "primaryBeforeAppend", Term: "1*panic"}), waitPrimary(as), heal(as)}
+	}},
+	{"zombie-append", always, func(r *rand.Rand, sh shape, as string) []scenario.Step {
+		// Window zombie-primary: the primary holds a built batch before
+		// its append, is paused past its lease while another takes over
+		// (its first append held too, half the time), and is resumed and
+		// released into the append it held.
+		steps := []scenario.Step{
+			fault(as, faults.Spec{Kind: "failpoint", Target: "primary", Name: "primaryBeforeAppend", Term: `1*return("hold")`}),
+			waitFailpoint(as),
+		}
+		holdSuccessors := r.IntN(2) == 0
+		var held []string
+		if holdSuccessors {
+			for k := 1; k < sh.Masters; k++ {
+				name := fmt.Sprintf("%s-next%d", as, k)
+				spec := faults.Spec{Kind: "failpoint", Target: "standby", Name: "primaryBeforeAppend", Term: `1*return("hold")`}
+				if len(held) > 0 {
+					spec.Excluding = held[len(held)-1]
+				}
+				steps = append(steps, fault(name, spec))
+				held = append(held, name)
+			}
+		}
+		steps = append(steps, fault(as+"-zombie", faults.Spec{Kind: "pause", Target: as}), waitPrimary(as+"-zombie"),
+			sleep(r, 0, 1000), heal(as+"-zombie"), heal(as),
+			scenario.Step{Wait: &scenario.Wait{For: "role", Node: as, Role: "up", Timeout: 60 * time.Second}})
+		for _, h := range held {
+			steps = append(steps, heal(h))
+		}
+		return steps
+	}},
+	{"quorum-loss", withQuorum, func(r *rand.Rand, _ shape, as string) []scenario.Step {
+		// etcd loses its quorum under load: two of three members frozen or
+		// killed until no master serves, the masters crash-restarted into
+		// the outage half the time, then healed.
+		kind := []string{"pause", "kill"}[r.IntN(2)]
+		steps := []scenario.Step{
+			fault(as+"-a", faults.Spec{Kind: kind, Target: "etcd-follower"}),
+			fault(as+"-b", faults.Spec{Kind: kind, Target: "etcd", Excluding: as + "-a"}),
+			{Wait: &scenario.Wait{For: "no-primary", Timeout: 30 * time.Second}},
+		}
+		if r.IntN(2) == 0 {
+			steps = append(steps, scenario.Step{Restart: &scenario.Restart{Target: "all-masters", Mode: "crash"}})
+		}
+		return append(steps, sleep(r, 0, 2000), heal(as+"-b"), heal(as+"-a"), waitPrimary(""))
+	}},
 	{"crash-after-floor", withRetention, func(r *rand.Rand, _ shape, as string) []scenario.Step {
 		return []scenario.Step{fault(as, faults.Spec{Kind: "failpoint", Target: "standby", Name: "maintainAfterFloor", Term: "1*panic"}),
 			sleep(r, 1000, 4000), heal(as)}
@@ -245,30 +304,90 @@ func Moves() []string {
 	return out
 }
 
-// Draw returns run i of the swarm seeded with seed. The same (seed, i)
-// always draws the same scenario.
+// Draw returns run i of the swarm seeded with seed, for the reference
+// master. The same (seed, i) always draws the same scenario.
 func Draw(seed int64, i int) (*scenario.Scenario, error) {
-	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)+0x5a3a))
-	sh := shape{Etcd: []int{1, 3, 3}[r.IntN(3)], Masters: 2 + r.IntN(2)}
-	sh.Snapshots = r.IntN(4) != 0
-	sh.Retention = sh.Snapshots && r.IntN(2) == 0
-	cfg := map[string]any{
-		"oplog_poll_interval_ms": []int{10, 20, 50}[r.IntN(3)],
-		"leader_lease_seconds":   2 + r.IntN(2),
-	}
-	s3 := ""
-	if sh.Snapshots {
-		s3 = []string{"versitygw", "versitygw", "gofakes3"}[r.IntN(3)]
-		cfg["enable_standby_snapshot"] = true
-		cfg["snapshot_interval_seconds"] = 1 + r.IntN(2)
-		cfg["snapshot_min_advance_batches"] = 1 + r.IntN(5)
-		if sh.Retention {
-			cfg["enable_snapshot_gc"] = true
-			cfg["enable_oplog_pruning"] = true
-			cfg["snapshot_gc_grace_multiplier"] = 1 + float64(r.IntN(3))/2
+	return DrawFor(seed, i, masterkind.Reference())
+}
+
+// Menu is the moves a swarm for master kind k draws from, by name: every
+// move whose steps, on some cluster, need nothing k lacks.
+func Menu(k masterkind.Kind) []string {
+	var out []string
+	for _, m := range menu {
+		for _, sh := range shapesFor(k) {
+			if m.ok(sh) && canTake(k, m, sh) {
+				out = append(out, m.name)
+				break
+			}
 		}
 	}
-	cfg["oplog_read_page_size"] = readPageSizes[r.IntN(len(readPageSizes))]
+	return out
+}
+
+// shapesFor are the cluster shapes a swarm for k draws.
+func shapesFor(k masterkind.Kind) []shape {
+	var out []shape
+	for _, etcd := range []int{1, 3} {
+		for _, masters := range []int{2, 3} {
+			out = append(out, shape{Etcd: etcd, Masters: masters})
+			if k.Can(masterkind.Snapshots) {
+				out = append(out, shape{Etcd: etcd, Masters: masters, Snapshots: true, StoreFiles: true},
+					shape{Etcd: etcd, Masters: masters, Snapshots: true, Retention: true, StoreFiles: true})
+			}
+		}
+	}
+	return out
+}
+
+// canTake says whether k can take move m on a cluster of shape sh: what
+// the move's steps imply (drawn a few times: a step may depend on the
+// draw) and what it needs beyond them.
+func canTake(k masterkind.Kind, m move, sh shape) bool {
+	if len(k.Missing(needsBeyondSteps[m.name])) > 0 {
+		return false
+	}
+	for probe := range 8 {
+		sc := scenario.Scenario{Steps: m.steps(rand.New(rand.NewPCG(uint64(probe), 0x9e37)), sh, "probe")}
+		if len(k.Missing(sc.Requires())) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// DrawFor returns run i of the swarm seeded with seed for master kind k:
+// a cluster, configuration, load and moves that k can take. The same
+// (seed, i, k) always draws the same scenario.
+func DrawFor(seed int64, i int, k masterkind.Kind) (*scenario.Scenario, error) {
+	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)+0x5a3a))
+	sh := shape{Etcd: []int{1, 3, 3}[r.IntN(3)], Masters: 2 + r.IntN(2)}
+	sh.Snapshots = k.Can(masterkind.Snapshots) && r.IntN(4) != 0
+	sh.Retention = sh.Snapshots && r.IntN(2) == 0
+	var cfg map[string]any
+	s3 := ""
+	if k.Can(masterkind.ProjectConfig) {
+		cfg = map[string]any{
+			"oplog_poll_interval_ms": []int{10, 20, 50}[r.IntN(3)],
+			"leader_lease_seconds":   2 + r.IntN(2),
+		}
+		if sh.Snapshots {
+			s3 = []string{"versitygw", "versitygw", "gofakes3"}[r.IntN(3)]
+			cfg["enable_standby_snapshot"] = true
+			cfg["snapshot_interval_seconds"] = 1 + r.IntN(2)
+			cfg["snapshot_min_advance_batches"] = 1 + r.IntN(5)
+			if sh.Retention {
+				cfg["enable_snapshot_gc"] = true
+				cfg["enable_oplog_pruning"] = true
+				cfg["snapshot_gc_grace_multiplier"] = 1 + float64(r.IntN(3))/2
+			}
+		}
+		cfg["oplog_read_page_size"] = readPageSizes[r.IntN(len(readPageSizes))]
+	} else if sh.Snapshots {
+		// A master that publishes snapshots but takes no project keys:
+		// the store alone, with the master's own defaults.
+		s3 = "versitygw"
+	}
 	// The store's files are reachable behind versitygw only. Mount rights
 	// depend on the machine, and a draw must not: workdir-full stays with
 	// its pr scenario.
@@ -276,19 +395,39 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	// Some clusters start from an upstream legacy snapshot (an explicit
 	// import by every master): the faults then act on an imported history.
 	var legacy *scenario.LegacyImport
-	if sh.Snapshots && r.IntN(5) == 0 {
+	if sh.Snapshots && k.Can(masterkind.LegacyImport) && r.IntN(5) == 0 {
 		fixture := []string{"small", "zero-cursor", "empty", "offloaded"}[r.IntN(4)]
 		legacy = &scenario.LegacyImport{Root: "fixtures/legacy/" + fixture, ClusterID: "mooncake_cluster"}
+	}
+	// Some clusters run every master under a supervisor that restarts it
+	// when it exits, as systemd would: a kill is then also a restart race.
+	var supervisor *scenario.Supervisor
+	if r.IntN(4) == 0 {
+		supervisor = &scenario.Supervisor{Restart: "always", Backoff: time.Duration(200+100*r.IntN(9)) * time.Millisecond}
 	}
 	// The menu subset this run may draw from (swarm: each move is in or out).
 	var allowed []move
 	for _, m := range menu {
-		if m.ok(sh) && r.IntN(2) == 0 {
+		if m.ok(sh) && canTake(k, m, sh) && r.IntN(2) == 0 {
 			allowed = append(allowed, m)
 		}
 	}
 	if len(allowed) == 0 {
-		allowed = append(allowed, menu[0])
+		for _, m := range menu {
+			if m.ok(sh) && canTake(k, m, sh) {
+				allowed = append(allowed, m)
+				break
+			}
+		}
+	}
+	// settled: a wait until every master has applied the durable prefix,
+	// where the kind says its cursor; else none (the run's settle waits
+	// for etcd's durable prefix to stay still).
+	settled := func() []scenario.Step {
+		if !k.Can(masterkind.Cursor) {
+			return nil
+		}
+		return []scenario.Step{{Wait: &scenario.Wait{For: "caught-up", Timeout: 60 * time.Second}}}
 	}
 	var steps []scenario.Step
 	steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "ops", Ops: 100 + r.IntN(200), Timeout: 60 * time.Second}})
@@ -296,9 +435,9 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 		steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "snapshots", Count: 1, Timeout: 60 * time.Second}})
 	}
 	var drawn, expectWindows []string
-	for k, n := 0, 2+r.IntN(4); k < n; k++ {
+	for n, j := 2+r.IntN(4), 0; j < n; j++ {
 		m := allowed[r.IntN(len(allowed))]
-		as := fmt.Sprintf("f%d-%s", k+1, m.name)
+		as := fmt.Sprintf("f%d-%s", j+1, m.name)
 		drawn = append(drawn, m.name)
 		if w, ok := audit.WindowByID(windowOf(m)); ok && w.Count != nil && !slices.Contains(expectWindows, w.ID) {
 			// A move aimed at a window must reach it: minimum-work fails the run that did not.
@@ -314,31 +453,41 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	if legacy != nil {
 		drawn = append(drawn, "legacy-import-"+path.Base(legacy.Root))
 	}
+	if supervisor != nil {
+		drawn = append(drawn, "supervised")
+	}
 	if r.IntN(3) == 0 {
+		steps = append(steps, settled()...)
 		steps = append(steps,
-			scenario.Step{Wait: &scenario.Wait{For: "caught-up", Timeout: 60 * time.Second}},
 			scenario.Step{Restart: &scenario.Restart{Target: "all-masters", Mode: []string{"cold", "crash"}[r.IntN(2)]}},
 			waitPrimary(""),
 			scenario.Step{Wait: &scenario.Wait{For: "ops", Ops: 50, Timeout: 60 * time.Second}})
 		drawn = append(drawn, "restart-all")
 	}
-	steps = append(steps, scenario.Step{Wait: &scenario.Wait{For: "caught-up", Timeout: 60 * time.Second}})
+	steps = append(steps, settled()...)
 	for _, st := range steps {
 		if st.Restart != nil && st.Restart.Config["snapshot_interval_seconds"] == drawnInterval {
 			st.Restart.Config["snapshot_interval_seconds"] = cfg["snapshot_interval_seconds"]
 		}
 	}
+	kindNote := ""
+	if k.Name != masterkind.ReferenceName {
+		kindNote = fmt.Sprintf(" --moves-of %s", k.Name)
+	}
 	sc := &scenario.Scenario{
 		Name: fmt.Sprintf("swarm-%d-%03d", seed, i),
-		Description: fmt.Sprintf("drawn by chaos swarm --seed %d (run %d): etcd %d, masters %d, snapshots %v, retention %v; moves %v", seed, i,
+		Description: fmt.Sprintf("drawn by chaos swarm --seed %d%s (run %d): etcd %d, masters %d, snapshots %v, retention %v; moves %v", seed, kindNote, i,
 			sh.Etcd, sh.Masters, sh.Snapshots, sh.Retention, drawn),
 		Tier:    "swarm",
 		Seed:    int64(r.Uint32()) + 1,
 		Timeout: 6 * time.Minute,
-		Cluster: scenario.Cluster{Etcd: sh.Etcd, Masters: sh.Masters, Config: cfg, S3: s3, LegacyImport: legacy},
+		Cluster: scenario.Cluster{Etcd: sh.Etcd, Masters: sh.Masters, Config: cfg, S3: s3, LegacyImport: legacy, Supervisor: supervisor},
 		Traffic: traffic.Config{Clients: 2 + r.IntN(5), Rate: float64(100 + 50*r.IntN(7)), MaxOps: 30000, Duration: 4 * time.Minute},
 		Steps:   steps,
 		Expect:  audit.Expect{RecoverySource: sources, MinOKOps: 100, MinPromotions: 1, Windows: expectWindows},
+	}
+	if miss := k.Missing(sc.Requires()); len(miss) > 0 {
+		return nil, fmt.Errorf("drawn scenario %s needs %v, which master %s lacks", sc.Name, miss, k.Name)
 	}
 	// Round-trip through the loader: a drawn scenario obeys every rule a
 	// written one does, and gets its step line numbers.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/masterkind"
 )
 
 // The same (seed, run) draws the same scenario, byte for byte; other runs
@@ -123,4 +124,52 @@ func TestLongReplayRestoresTheDrawnInterval(t *testing.T) {
 		}
 	}
 	require.Positive(t, restored)
+}
+
+// TestDrawForUpstreamTakesOnlyWhatItCan: a swarm for upstream's master
+// draws only scenarios it can run (nothing its kind lacks: no snapshot
+// store, project keys, cursor waits, failpoints it has not), the same for
+// the same seed, and over many runs every move of its menu — its three
+// failpoints held and crashed, process and network faults, quorum loss,
+// supervised clusters.
+func TestDrawForUpstreamTakesOnlyWhatItCan(t *testing.T) {
+	up := masterkind.Mooncake()
+	menu := Menu(up)
+	for _, want := range []string{"kill", "pause", "stop", "restart", "toxic", "link-down", "blackhole", "compact-defrag",
+		"crash-after-append", "crash-before-append", "crash-before-serve", "zombie-append", "quorum-loss"} {
+		require.Contains(t, menu, want)
+	}
+	for _, never := range []string{"slow-apply", "crash-before-cas", "deposed-reads", "foreign-batch-at-id", "promotion-catch-up",
+		"long-replay", "stale-publisher", "revoke-lease", "corrupt-pointer", "corrupt-snapshot"} {
+		require.NotContains(t, menu, never)
+	}
+	a, err := DrawFor(43, 5, up)
+	require.NoError(t, err)
+	b, err := DrawFor(43, 5, up)
+	require.NoError(t, err)
+	ya, _ := a.Marshal()
+	yb, _ := b.Marshal()
+	require.Equal(t, string(ya), string(yb))
+
+	seen := map[string]int{}
+	for i := range 300 {
+		sc, err := DrawFor(43, i, up)
+		require.NoError(t, err, "run %d", i)
+		require.Empty(t, up.Missing(sc.Requires()), sc.Name)
+		require.Empty(t, sc.Cluster.S3, sc.Name)
+		require.Empty(t, sc.Cluster.Config, sc.Name)
+		_, list, _ := strings.Cut(sc.Description, "moves [")
+		list, _, _ = strings.Cut(list, "]")
+		for _, m := range strings.Fields(list) {
+			seen[m]++
+		}
+		for _, w := range sc.Expect.Windows {
+			require.Equal(t, "zombie-primary", w, "%s expects a window upstream's master is not known to reach countably", sc.Name)
+		}
+	}
+	for _, m := range menu {
+		require.Positive(t, seen[m], "move %s never drawn in 300 runs", m)
+	}
+	require.Positive(t, seen["supervised"])
+	require.Positive(t, seen["restart-all"])
 }

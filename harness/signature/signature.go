@@ -1,0 +1,158 @@
+// Package signature names what a failing run found, so that fifty failing
+// runs of one bug read as one finding with fifty runs. A signature is read
+// from the run's audit results alone — the audits that failed, the
+// invariants their evidence names, the windows minimum-work missed, the
+// cause of a master's own exits and the shape of its last log line before
+// them, and the shape of a run error — with everything that differs from
+// run to run of one bug masked: node names, times, revisions, counts, keys.
+package signature
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/masterlog"
+)
+
+// Of is the signature of a run's results and its run error ("" for
+// none): its parts sorted and joined by " · ", or "" for a run that found
+// nothing.
+func Of(results []audit.Result, runErr string) string {
+	var parts []string
+	add := func(p string) {
+		if !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	for _, r := range results {
+		if r.Pass || r.Skipped {
+			continue
+		}
+		details := detailsOf(r)
+		if len(details) == 0 {
+			add(r.Name)
+		}
+		for _, d := range details {
+			add(r.Name + " " + d)
+		}
+	}
+	if runErr != "" {
+		add("run error: " + shape(firstClause(runErr)))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " · ")
+}
+
+// detailsOf are the finer parts of one failed audit's signature: the
+// invariant ids its evidence is tagged with, a missed window, a step that
+// did not complete, an exit's cause with its last log line's shape.
+func detailsOf(r audit.Result) []string {
+	var out []string
+	add := func(d string) {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	for _, e := range r.Evidence {
+		if m := invariantTag.FindStringSubmatch(e); m != nil {
+			add("[" + m[1] + "]")
+			continue
+		}
+		if m := unreachedWindow.FindStringSubmatch(e); m != nil {
+			add("window " + m[1] + " never reached")
+			continue
+		}
+		if m := stepIncomplete.FindStringSubmatch(e); m != nil {
+			add("step " + shape(drawnAlias.ReplaceAllString(m[1], "f-")) + " did not complete")
+			continue
+		}
+		if m := crashLoop.FindStringSubmatch(e); m != nil {
+			add("crash loop (" + m[1] + lastLogShape(e) + ")")
+			continue
+		}
+		if m := ownExit.FindStringSubmatch(e); m != nil {
+			cause, _, _ := strings.Cut(m[1], ", ")
+			add("exit (" + cause + lastLogShape(e) + ")")
+			continue
+		}
+		if r.Name == "minimum-work" {
+			// what the run fell short of: ops, promotions, injections
+			add(cut(shape(e), 100))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var (
+	invariantTag    = regexp.MustCompile(`^\[([a-z0-9-]+)\]`)
+	unreachedWindow = regexp.MustCompile(`^window (\S+) was never reached`)
+	stepIncomplete  = regexp.MustCompile(`^step (.+?) did not complete`)
+	drawnAlias      = regexp.MustCompile(`\bf\d+-`)
+	crashLoop       = regexp.MustCompile(`^\S+ crash-looped: \d+ exits with ([^;]+?) between`)
+	ownExit         = regexp.MustCompile(`^\S+ exited on its own at \S+ \(([^)]*)\)`)
+	logLine         = regexp.MustCompile(`«([^»]*)»`)
+	nodeName        = regexp.MustCompile(`\b(master|etcd)-\d+\b`)
+)
+
+// lastLogShape is ", «shape»" of the last warning or error among an
+// evidence line's log lines (the last line when none is one), or "".
+func lastLogShape(evidence string) string {
+	lines := logLine.FindAllStringSubmatch(evidence, -1)
+	if len(lines) == 0 {
+		return ""
+	}
+	last := strings.TrimSuffix(lines[len(lines)-1][1], "…")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l, ok := masterlog.Parse(strings.TrimSuffix(lines[i][1], "…"), 2000); ok {
+			return ", «" + cut(shape(l.Message), 120) + "»"
+		}
+	}
+	return ", «" + cut(shape(last), 120) + "»"
+}
+
+// shape masks what differs between runs of one bug: node names, then
+// what masterlog.Shape masks (keys, addresses, ids, numbers).
+func shape(s string) string {
+	return masterlog.Shape(nodeName.ReplaceAllString(s, "$1-N"))
+}
+
+// firstClause is an error's text up to its second ": " (where it failed
+// and how), so that wrapped causes that name a moment are left out.
+func firstClause(s string) string {
+	parts := strings.SplitN(s, ": ", 3)
+	if len(parts) > 2 {
+		parts = parts[:2]
+	}
+	return cut(strings.Join(parts, ": "), 160)
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Parts are a signature's parts.
+func Parts(sig string) []string {
+	if sig == "" {
+		return nil
+	}
+	return strings.Split(sig, " · ")
+}
+
+// Overlap says whether two signatures share a part: a shrunk candidate
+// that still shows one of what the original showed fails the same way.
+func Overlap(a, b string) bool {
+	pb := Parts(b)
+	for _, p := range Parts(a) {
+		if slices.Contains(pb, p) {
+			return true
+		}
+	}
+	return false
+}

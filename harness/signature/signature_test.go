@@ -1,0 +1,70 @@
+package signature
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oplogha/oplogha/harness/audit"
+	"github.com/oplogha/oplogha/harness/history"
+)
+
+func exit(node, detail string, sec int, lines ...string) audit.Event {
+	return audit.Event{Kind: "exit", Target: node, Name: audit.ExitOwn, Detail: detail, At: int64(time.Duration(sec) * time.Second), Log: lines}
+}
+
+// TestRunsOfOneBugShareASignature: two runs of one bug — other nodes, other
+// times, revisions, keys and counts — read as one signature, made from the
+// audits' own evidence.
+func TestRunsOfOneBugShareASignature(t *testing.T) {
+	run := func(node string, rev, sec int) []audit.Result {
+		var loop []audit.Event
+		for i := range 3 {
+			loop = append(loop, exit(node, "signal: aborted, 500ms after its start (pid 9)", sec+i,
+				"I1206 18:00:01.000000  4242 master.cpp:10] entering serve",
+				"E1206 18:00:02.000000  4242 ha.cpp:99] promotion failed for key=/oplog/c/snapshot/latest: INCOMPLETE_OPLOG_CATCH_UP"))
+		}
+		exits := audit.ProcessExits(&audit.Input{Events: loop})
+		exits.Name = "process-exits"
+		durable := audit.Result{Name: "durable-acknowledgement", Evidence: []string{
+			"[writer-stalled] rev 71: " + node + ": none of its acknowledgements from 19.7s on became durable",
+			"[deposed-append] rev 70: batch 65 appended by " + node + " after master-1 served",
+			"[ack-durable] rev 71: put g0-c1-000015 acknowledged by " + node + " is in no batch",
+		}}
+		return []audit.Result{{Name: "linearizability", Pass: true}, exits, durable}
+	}
+	a := Of(run("master-0", 70, 20), "")
+	b := Of(run("master-2", 1303, 95), "")
+	require.Equal(t, a, b)
+	require.Equal(t, "durable-acknowledgement [ack-durable] · durable-acknowledgement [deposed-append] · "+
+		"durable-acknowledgement [writer-stalled] · process-exits crash loop (signal: aborted, "+
+		"«promotion failed for key=… INCOMPLETE_OPLOG_CATCH_UP»)", a)
+}
+
+// TestOtherBugsHaveOtherSignatures: another invariant, another exit cause,
+// a window never reached, a step that did not complete and a run error
+// each change the signature; a run that found nothing has none.
+func TestOtherBugsHaveOtherSignatures(t *testing.T) {
+	require.Empty(t, Of([]audit.Result{{Name: "linearizability", Pass: true}, {Name: "convergence", Skipped: true}}, ""))
+
+	single := audit.ProcessExits(&audit.Input{Events: []audit.Event{exit("master-1", "exit status 2, 3s after its start (pid 7)", 12, "panic: boom")}})
+	single.Name = "process-exits"
+	require.Equal(t, "process-exits exit (exit status 2, «panic: boom»)", Of([]audit.Result{single}, ""))
+
+	in := &audit.Input{Expect: audit.Expect{MinOKOps: 2, Windows: []string{"zombie-primary"}}, Steps: 1,
+		Ops:    []history.Op{{Kind: history.Put, Tenant: "t", Key: "a", Size: 10, Outcome: history.OK, Invoke: 0, Complete: 1}},
+		Events: []audit.Event{{Kind: "step", Name: "wait primary excluding f2-zombie-append-zombie", OK: false, Detail: "timed out after 60s"}}}
+	mw := audit.MinimumWork(in)
+	mw.Name = "minimum-work"
+	sig := Of([]audit.Result{mw}, "")
+	for _, want := range []string{"minimum-work step wait primary excluding f-zombie-append-zombie did not complete",
+		"minimum-work N acknowledged mutations, the scenario needs at least N", "minimum-work N of N fault/heal steps injected"} {
+		require.Contains(t, sig, want)
+	}
+
+	lin := Of([]audit.Result{{Name: "linearizability", Evidence: []string{"no linearization of 312 ops on key g0-c1-000015"}}}, "")
+	require.Equal(t, "linearizability", lin)
+	require.Equal(t, "linearizability · run error: step N (wait primary): timed out after Ns",
+		Of([]audit.Result{{Name: "linearizability"}}, "step 4 (wait primary): timed out after 60s: master-2 health: context deadline exceeded"))
+}
