@@ -42,7 +42,7 @@ func commands() []command {
 		{"plan", "plan FILE|DIR… --shards N [--tier T] [--seeds S] [--swarm-runs R] [--swarm-seed X]   which shard runs what " +
 			"(chaos run/swarm/mutants --shard K/N)", cmdPlan},
 		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
-		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the same audits still fail", cmdShrink},
+		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the run still shows its failure signature", cmdShrink},
 		{"list", "list [DIR] [--coverage] [--faults] [--capabilities]      scenarios with tier and coverage; --faults the fault kinds; --capabilities the master kinds", cmdList},
 		{"compare", "compare KIND=JUNIT… [--out FILE]                          the same scenarios' verdicts per master kind, side by side (markdown)", cmdCompare},
 		{"replay", "replay BUNDLE [--out DIR] [--keep]                       same scenario, same seed, same steps; exit 0 both passed, 1 the failure reproduced, 3 not reproduced, 4 a pass that now fails, 2 could not replay", cmdReplay},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -106,7 +105,7 @@ func cmdSwarm(ctx context.Context, args []string) error {
 			if ctx.Err() != nil {
 				break
 			}
-			shrinkAndReplay(ctx, cache, g, shrinkOptions{out: filepath.Join(*out, "shrink"), maxRuns: *shrinkRuns, masterBinary: *masterBinary, sameAs: g.signature})
+			shrinkAndReplay(ctx, cache, g, shrinkOptions{out: filepath.Join(*out, "shrink"), maxRuns: *shrinkRuns, masterBinary: *masterBinary})
 		}
 	}
 	if werr := writeSignatures(filepath.Join(*out, "signatures.md"), *seed, drawKind.Name, runKind.Name, len(outcomes), groups); werr != nil {
@@ -235,7 +234,8 @@ func failedAudits(o *runner.Outcome) string {
 
 // cmdShrink reduces a failing bundle's scenario: it reruns candidates with
 // a step (and the steps naming it) removed, keeping each removal after
-// which the same audits still fail, and writes the smallest failing
+// which the run still shows every part of the original's failure
+// signature (harness/signature), and writes the smallest failing
 // scenario next to the bundles.
 func cmdShrink(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
@@ -262,10 +262,6 @@ type shrinkOptions struct {
 	out          string
 	maxRuns      int
 	masterBinary string
-	// sameAs, when set, is the signature a candidate must share a part
-	// with to count as the same failure (else: one of the same audits
-	// failing).
-	sameAs string
 }
 
 // shrinkBundle shrinks the failing bundle at path and returns the path of
@@ -276,19 +272,11 @@ func shrinkBundle(ctx context.Context, cache *bin.Cache, path string, o shrinkOp
 	if err != nil {
 		return "", err
 	}
-	var want []string
-	for _, r := range b.Results {
-		if !r.Pass && !r.Skipped {
-			want = append(want, r.Name)
-		}
-	}
-	if b.Meta.Error != "" {
-		want = append(want, "run-error")
-	}
-	if len(want) == 0 {
+	want := signature.Of(b.Results, b.Meta.Error)
+	if want == "" {
 		return "", fmt.Errorf("%s passed: nothing to shrink", path)
 	}
-	fmt.Printf("shrinking %s (%d steps; failing: %s), at most %d runs\n", b.Scenario.Name, len(b.Scenario.Steps), strings.Join(want, ", "), o.maxRuns)
+	fmt.Printf("shrinking %s (%d steps; signature: %s), at most %d runs\n", b.Scenario.Name, len(b.Scenario.Steps), want, o.maxRuns)
 	// Each candidate's faults land on their original's events, as a replay's
 	// do, so a candidate fails the same way for the same reason.
 	anchors, firstPrimary := b.Anchors()
@@ -298,26 +286,9 @@ func shrinkBundle(ctx context.Context, cache *bin.Cache, path string, o shrinkOp
 		if err != nil {
 			return false, err
 		}
-		var got []string
-		for _, r := range out.Results {
-			if !r.Pass && !r.Skipped {
-				got = append(got, r.Name)
-			}
-		}
-		if out.Err != nil {
-			got = append(got, "run-error")
-		}
-		same := false
-		if o.sameAs != "" {
-			same = signature.Overlap(o.sameAs, signature.Of(out.Results, errText(out.Err)))
-		} else {
-			for _, g := range got {
-				if slices.Contains(want, g) {
-					same = true
-				}
-			}
-		}
-		fmt.Printf("  candidate with %d steps: failing %v → %v\n", len(sc.Steps), got, map[bool]string{true: "same failure", false: "not the same failure"}[same])
+		got := signature.Of(out.Results, errText(out.Err))
+		same := signature.Covers(want, got)
+		fmt.Printf("  candidate with %d steps: %s → %v\n", len(sc.Steps), orPassed(got), map[bool]string{true: "same failure", false: "not the same failure"}[same])
 		return same, nil
 	}
 	res, err := shrink.Shrink(ctx, b.Scenario, try, o.maxRuns)
@@ -341,6 +312,14 @@ func shrinkBundle(ctx context.Context, cache *bin.Cache, path string, o shrinkOp
 	}
 	fmt.Printf("shrunk %d → %d steps in %d runs: %s (run it with chaos run %s)\n", len(b.Scenario.Steps), len(res.Scenario.Steps), res.Runs, file, file)
 	return file, nil
+}
+
+// orPassed is a signature, or "passed" for none.
+func orPassed(sig string) string {
+	if sig == "" {
+		return "passed"
+	}
+	return sig
 }
 
 // errText is an error's text, "" for none.

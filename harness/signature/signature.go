@@ -145,8 +145,22 @@ func Parts(sig string) []string {
 	return strings.Split(sig, " · ")
 }
 
-// Overlap says whether two signatures share a part: a shrunk candidate
-// that still shows one of what the original showed fails the same way.
+// Covers says whether signature b shows every part of a: a shrunk
+// candidate fails the same way as its original only when it still shows
+// all the original showed (one shared part is not enough: a finding every
+// run of a master shows, such as its logs leaking keys, would let a
+// shrink drop every step that mattered).
+func Covers(a, b string) bool {
+	pb := Parts(b)
+	for _, p := range Parts(a) {
+		if !slices.Contains(pb, p) {
+			return false
+		}
+	}
+	return a != ""
+}
+
+// Overlap says whether two signatures share a part.
 func Overlap(a, b string) bool {
 	pb := Parts(b)
 	for _, p := range Parts(a) {

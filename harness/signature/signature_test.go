@@ -68,3 +68,19 @@ func TestOtherBugsHaveOtherSignatures(t *testing.T) {
 	require.Equal(t, "linearizability · run error: step N (wait primary): timed out after Ns",
 		Of([]audit.Result{{Name: "linearizability"}}, "step 4 (wait primary): timed out after 60s: master-2 health: context deadline exceeded"))
 }
+
+// TestCoversNeedsEveryPart: a candidate fails the same way only when it
+// shows every part of the original's signature; a part every run of a
+// master shows (its logs) is not enough on its own.
+func TestCoversNeedsEveryPart(t *testing.T) {
+	orig := "durable-acknowledgement [deposed-append] · log-audit"
+	require.True(t, Covers(orig, orig))
+	require.True(t, Covers(orig, "durable-acknowledgement [deposed-append] · linearizability · log-audit"))
+	require.False(t, Covers(orig, "log-audit"))
+	require.False(t, Covers(orig, ""))
+	require.False(t, Covers("", "log-audit"), "a passing original has nothing to cover")
+	require.True(t, Overlap(orig, "log-audit"))
+	require.False(t, Overlap(orig, "linearizability"))
+	require.Equal(t, []string{"a", "b"}, Parts("a · b"))
+	require.Nil(t, Parts(""))
+}
