@@ -6,6 +6,7 @@
 //	chaos plan FILE|DIR…   how a batch splits into shards (--shard K/N on run, swarm, mutants)
 //	chaos swarm            run scenarios drawn at random from a seed (swarm testing)
 //	chaos shrink BUNDLE    reduce a failing bundle's scenario to a smaller one that fails the same way
+//	chaos signatures DIR…  group failing bundles by failure signature (and shrink each once)
 //	chaos list [DIR]       list scenarios with tier and what they cover
 //	chaos replay BUNDLE    run a bundle's scenario again with its seed
 //	chaos audit BUNDLE…    re-run the audits offline and compare with the recorded verdicts
@@ -41,7 +42,9 @@ func commands() []command {
 			"consecutive seeds: pass rate, failures grouped", cmdStress},
 		{"plan", "plan FILE|DIR… --shards N [--tier T] [--seeds S] [--swarm-runs R] [--swarm-seed X]   which shard runs what " +
 			"(chaos run/swarm/mutants --shard K/N)", cmdPlan},
-		{"swarm", "swarm --seed S --runs N --budget D [--parallel N] [--junit FILE] [--dry-run]   random shapes, configs and faults drawn from S", cmdSwarm},
+		{"swarm", "swarm --seed S --runs N --budget D [--master K] [--moves-of K] [--shrink N] [--parallel N] [--junit FILE] [--dry-run]   " +
+			"random shapes, configs and faults drawn from S that master kind K can take; failures grouped by signature", cmdSwarm},
+		{"signatures", "signatures DIR… [--shrink N] [--out DIR]                 failing bundles grouped by failure signature; --shrink shrinks each once and runs it again", cmdSignatures},
 		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the run still shows its failure signature", cmdShrink},
 		{"list", "list [DIR] [--coverage] [--faults] [--capabilities]      scenarios with tier and coverage; --faults the fault kinds; --capabilities the master kinds", cmdList},
 		{"compare", "compare KIND=JUNIT… [--out FILE]                          the same scenarios' verdicts per master kind, side by side (markdown)", cmdCompare},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/bin"
+	"github.com/oplogha/oplogha/harness/bundle"
+	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/runner"
 	"github.com/oplogha/oplogha/harness/scenario"
 	"github.com/oplogha/oplogha/harness/signature"
@@ -19,28 +22,42 @@ import (
 // scenario, run again, showed it again.
 type failureGroup struct {
 	signature string
-	runs      []*runner.Outcome
+	runs      []failedRun
 	shrunk    string // path of the shrunk scenario ("" when not shrunk)
 	shrunkErr string // why it was not shrunk
 	replay    string // the shrunk scenario's own run: reproduced, … ("" when not run)
 }
 
-// groupBySignature groups the failing outcomes by signature, the most
-// frequent first (ties by signature).
-func groupBySignature(outcomes []*runner.Outcome) []*failureGroup {
-	by := map[string]*failureGroup{}
+// failedRun is one failing run of a group: its scenario and its bundle.
+type failedRun struct {
+	Scenario, Archive string
+}
+
+// failedRuns are the failing runs of a batch with their signatures.
+func failedRuns(outcomes []*runner.Outcome) (runs []failedRun, sigs []string) {
 	for _, o := range outcomes {
 		if o.Pass || o.Skipped != "" {
 			continue
 		}
-		sig := signature.Of(o.Results, errText(o.Err))
+		runs = append(runs, failedRun{o.Scenario, o.Archive})
+		sigs = append(sigs, signature.Of(o.Results, errText(o.Err)))
+	}
+	return runs, sigs
+}
+
+// groupBySignature groups failing runs by their signatures (sigs[i] is
+// runs[i]'s), the most frequent first (ties by signature).
+func groupBySignature(runs []failedRun, sigs []string) []*failureGroup {
+	by := map[string]*failureGroup{}
+	for i, run := range runs {
+		sig := sigs[i]
 		if sig == "" {
 			sig = "failed without a failing audit"
 		}
 		if by[sig] == nil {
 			by[sig] = &failureGroup{signature: sig}
 		}
-		by[sig].runs = append(by[sig].runs, o)
+		by[sig].runs = append(by[sig].runs, run)
 	}
 	out := make([]*failureGroup, 0, len(by))
 	for _, g := range by {
@@ -92,15 +109,18 @@ func shrinkAndReplay(ctx context.Context, cache *bin.Cache, g *failureGroup, o s
 	}
 }
 
-// writeSignatures writes the batch's signature table, in Markdown.
-func writeSignatures(path string, seed int64, movesOf, master string, runs int, groups []*failureGroup) error {
+// writeSignatures writes the batch's signature table, in Markdown, under
+// the title given.
+func writeSignatures(path, title string, runs int, groups []*failureGroup) error {
 	var b strings.Builder
 	failed := 0
 	for _, g := range groups {
 		failed += len(g.runs)
 	}
-	fmt.Fprintf(&b, "# Swarm seed %d: moves %s can take, run against %s\n\n%d runs, %d failed, %d signatures.\n\n",
-		seed, movesOf, master, runs, failed, len(groups))
+	fmt.Fprintf(&b, "# %s\n\n%d runs, %d failed, %d signatures.\n\n", title, runs, failed, len(groups))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	if len(groups) == 0 {
 		return os.WriteFile(path, []byte(b.String()), 0o644)
 	}
@@ -108,7 +128,7 @@ func writeSignatures(path string, seed int64, movesOf, master string, runs int, 
 	for i, g := range groups {
 		names := make([]string, len(g.runs))
 		for k, o := range g.runs {
-			names[k] = strings.TrimPrefix(o.Scenario, fmt.Sprintf("swarm-%d-", seed))
+			names[k] = o.Scenario
 		}
 		shrunk := g.shrunk
 		if shrunk == "" {
@@ -134,4 +154,68 @@ func printSignatures(groups []*failureGroup) {
 			fmt.Printf("        shrunk: %s; run again: %s\n", g.shrunk, g.replay)
 		}
 	}
+}
+
+// cmdSignatures groups the failing bundles of directories (a swarm's, a
+// nightly shard's) by failure signature, and with --shrink shrinks each
+// signature's first bundle and runs the shrunk scenario again.
+func cmdSignatures(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("signatures", flag.ContinueOnError)
+	shrinkRuns := fs.Int("shrink", 0, "shrink each signature's first bundle with at most this many candidate runs, then run the shrunk scenario again (0: no shrink)")
+	out := fs.String("out", "", "write signatures.md and the shrink's bundles here (default: the first directory)")
+	masterBinary := fs.String("master-binary", "", "mooncake_master binary for bundles of upstream's master (default: $"+masterkind.BinaryEnv+")")
+	dirs, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return fmt.Errorf("signatures takes directories of bundles")
+	}
+	if *out == "" {
+		*out = dirs[0]
+	}
+	var runs []failedRun
+	var sigs []string
+	total := 0
+	for _, dir := range dirs {
+		paths, err := filepath.Glob(filepath.Join(dir, "*.tar.gz"))
+		if err != nil {
+			return err
+		}
+		if len(paths) == 0 {
+			return fmt.Errorf("%s: no bundles (*.tar.gz)", dir)
+		}
+		for _, p := range paths {
+			b, err := bundle.Open(p)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			total++
+			sig := signature.Of(b.Results, b.Meta.Error)
+			if sig == "" {
+				continue
+			}
+			runs = append(runs, failedRun{b.Meta.Scenario, p})
+			sigs = append(sigs, sig)
+		}
+	}
+	groups := groupBySignature(runs, sigs)
+	if *shrinkRuns > 0 && len(groups) > 0 {
+		cache, err := bin.NewCache(".", os.Stderr)
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			if ctx.Err() != nil {
+				break
+			}
+			shrinkAndReplay(ctx, cache, g, shrinkOptions{out: filepath.Join(*out, "shrink"), maxRuns: *shrinkRuns, masterBinary: *masterBinary})
+		}
+	}
+	if err := writeSignatures(filepath.Join(*out, "signatures.md"), "Failure signatures of "+strings.Join(dirs, ", "), total, groups); err != nil {
+		return err
+	}
+	fmt.Printf("%d bundles, %d failed: signatures in %s\n", total, len(runs), filepath.Join(*out, "signatures.md"))
+	printSignatures(groups)
+	return nil
 }

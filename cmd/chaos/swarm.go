@@ -95,7 +95,7 @@ func cmdSwarm(ctx context.Context, args []string) error {
 	if len(outcomes) == 0 {
 		return err
 	}
-	groups := groupBySignature(outcomes)
+	groups := groupBySignature(failedRuns(outcomes))
 	if *shrinkRuns > 0 && len(groups) > 0 {
 		cache, cerr := bin.NewCache(".", os.Stderr)
 		if cerr != nil {
@@ -108,7 +108,8 @@ func cmdSwarm(ctx context.Context, args []string) error {
 			shrinkAndReplay(ctx, cache, g, shrinkOptions{out: filepath.Join(*out, "shrink"), maxRuns: *shrinkRuns, masterBinary: *masterBinary})
 		}
 	}
-	if werr := writeSignatures(filepath.Join(*out, "signatures.md"), *seed, drawKind.Name, runKind.Name, len(outcomes), groups); werr != nil {
+	title := fmt.Sprintf("Swarm seed %d: moves %s can take, run against %s", *seed, drawKind.Name, runKind.Name)
+	if werr := writeSignatures(filepath.Join(*out, "signatures.md"), title, len(outcomes), groups); werr != nil {
 		return errors.Join(err, werr)
 	}
 	printSignatures(groups)
