@@ -45,6 +45,9 @@ var Invariants = []Invariant{
 		"Terminology: the maintenance lease serializes publication, GC and floor advancement", "keyspace-order", "floor moves and deletes; writer leases that ended"},
 	{"pointers-monotonic", "latest's cursor only grows; fallback is only ever written with the value latest held just before; neither is deleted",
 		"Pointer Publication: pointer cursors never regress", "keyspace-order", "pointer publications"},
+	{"fallback-never-degrades", "no write puts into fallback a value that does not decode as a pointer: a malformed latest is " +
+		"repaired with fallback kept, never rotated into it, so a valid fallback is never replaced by an unreadable one",
+		"Pointer Publication: a malformed latest is repaired preserving the valid fallback; malformed data is never copied into a valid slot", "keyspace-order", "fallback writes"},
 	{"pointer-fenced", "every pointer write is made by the current maintenance lease holder: the maintenance key is held, at " +
 		"that revision, by the lease the snapshot id names",
 		"Pointer Publication: the transaction compares lease ownership", "keyspace-order", "pointer publications; unpublished " +

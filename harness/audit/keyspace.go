@@ -56,6 +56,17 @@ type slot struct {
 	injected bool               // the harness wrote the slot's value
 }
 
+// describe says what a slot held, for evidence.
+func (s slot) describe() string {
+	switch {
+	case s.p != nil:
+		return fmt.Sprintf("a valid pointer to %s at batch %d", s.p.SnapshotID, s.p.LastIncludedBatchID)
+	case s.raw != nil:
+		return "a value that did not decode either"
+	}
+	return "nothing"
+}
+
 // writer is the /snapshot/maintenance key (the maintenance lease's) as of a revision.
 type writer struct {
 	token string
@@ -214,6 +225,12 @@ func (r *replay) collect(c *change, e etcddump.Event, injected bool) {
 			s.p = &p
 		} else if name == "latest" {
 			report("pointers-monotonic", "latest pointer written malformed: %v", err)
+		} else {
+			report("fallback-never-degrades", "fallback written with a value that does not decode as a pointer (%v), replacing %s", err,
+				r.fallback.describe())
+		}
+		if name == "fallback" && !injected {
+			r.n["fallback-never-degrades"]++
 		}
 		r.setSlot(c, name, &s)
 	case e.Key == ks.ProducerView():

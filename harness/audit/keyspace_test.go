@@ -335,6 +335,22 @@ var keyspaceViolations = map[string]map[string]struct {
 			r.del(r.ks.SnapshotFallback())
 		}, "fallback pointer deleted"},
 	},
+	"fallback-never-degrades": {
+		"a malformed latest rotated into fallback over a valid one": {func(r *revs) {
+			r.appendBatch()
+			r.rev++
+			r.put(r.ks.SnapshotLatest(), []byte("junk"), 0)
+			r.byHarness() // the damage is the harness's
+			r.lease(2)
+			r.rev++
+			r.put(r.ks.SnapshotFallback(), []byte("junk"), 0)
+			r.put(r.ks.SnapshotLatest(), pointer(7, 2, 2), 0)
+		}, "fallback written with a value that does not decode as a pointer"},
+		"fallback replaced by garbage": {func(r *revs) {
+			r.rev++
+			r.put(r.ks.SnapshotFallback(), []byte{0xff, 0x01}, 0)
+		}, "replacing a valid pointer to"},
+	},
 	"pointer-fenced": {
 		"publication without the lease": {func(r *revs) {
 			r.appendBatch()
