@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/bundle"
 	"github.com/oplogha/oplogha/harness/masterkind"
@@ -17,9 +18,10 @@ import (
 	"github.com/oplogha/oplogha/harness/signature"
 )
 
-// failureGroup is one signature of a batch's failures: the runs that
-// showed it and, once shrunk, its smallest scenario and whether that
-// scenario, run again, showed it again.
+// failureGroup is one finding of a batch's failures (a part of their
+// signatures, signature.Findings): the runs that showed it and, once
+// shrunk, its smallest scenario and whether that scenario, run again,
+// showed it again.
 type failureGroup struct {
 	signature string
 	runs      []failedRun
@@ -45,19 +47,22 @@ func failedRuns(outcomes []*runner.Outcome) (runs []failedRun, sigs []string) {
 	return runs, sigs
 }
 
-// groupBySignature groups failing runs by their signatures (sigs[i] is
-// runs[i]'s), the most frequent first (ties by signature).
+// groupBySignature groups failing runs by the findings of their
+// signatures (sigs[i] is runs[i]'s): a run shows under each of its
+// findings; the most frequent first (ties by finding).
 func groupBySignature(runs []failedRun, sigs []string) []*failureGroup {
 	by := map[string]*failureGroup{}
 	for i, run := range runs {
-		sig := sigs[i]
-		if sig == "" {
-			sig = "failed without a failing audit"
+		findings := signature.Findings(sigs[i])
+		if len(findings) == 0 {
+			findings = []string{"failed without a failing audit"}
 		}
-		if by[sig] == nil {
-			by[sig] = &failureGroup{signature: sig}
+		for _, f := range findings {
+			if by[f] == nil {
+				by[f] = &failureGroup{signature: f}
+			}
+			by[f].runs = append(by[f].runs, run)
 		}
-		by[sig].runs = append(by[sig].runs, run)
 	}
 	out := make([]*failureGroup, 0, len(by))
 	for _, g := range by {
@@ -77,7 +82,8 @@ func groupBySignature(runs []failedRun, sigs []string) []*failureGroup {
 // scenario once more and says whether it showed the signature again.
 func shrinkAndReplay(ctx context.Context, cache *bin.Cache, g *failureGroup, o shrinkOptions) {
 	first := g.runs[0]
-	fmt.Printf("signature %q (%d runs): shrinking %s\n", g.signature, len(g.runs), first.Scenario)
+	fmt.Printf("finding %q (%d runs): shrinking %s\n", g.signature, len(g.runs), first.Scenario)
+	o.finding = g.signature
 	path, err := shrinkBundle(ctx, cache, first.Archive, o)
 	if err != nil {
 		g.shrunkErr = err.Error()
@@ -96,10 +102,8 @@ func shrinkAndReplay(ctx context.Context, cache *bin.Cache, g *failureGroup, o s
 	default:
 		got := signature.Of(out.Results, errText(out.Err))
 		switch {
-		case got == g.signature:
-			g.replay = "reproduced (same signature)"
-		case signature.Overlap(g.signature, got):
-			g.replay = "reproduced in part: " + got
+		case signature.Covers(g.signature, got):
+			g.replay = "reproduced"
 		case out.Pass:
 			g.replay = "not reproduced (passed)"
 		default:
@@ -113,18 +117,14 @@ func shrinkAndReplay(ctx context.Context, cache *bin.Cache, g *failureGroup, o s
 // the title given.
 func writeSignatures(path, title string, runs int, groups []*failureGroup) error {
 	var b strings.Builder
-	failed := 0
-	for _, g := range groups {
-		failed += len(g.runs)
-	}
-	fmt.Fprintf(&b, "# %s\n\n%d runs, %d failed, %d signatures.\n\n", title, runs, failed, len(groups))
+	fmt.Fprintf(&b, "# %s\n\n%d runs, %d failed, %d findings (a run shows under each of its findings).\n\n", title, runs, distinct(groups), len(groups))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	if len(groups) == 0 {
 		return os.WriteFile(path, []byte(b.String()), 0o644)
 	}
-	b.WriteString("| # | signature | runs | first bundle | shrunk scenario | shrunk, run again |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| # | finding | runs | first bundle | shrunk scenario | shrunk, run again |\n|---|---|---|---|---|---|\n")
 	for i, g := range groups {
 		names := make([]string, len(g.runs))
 		for k, o := range g.runs {
@@ -140,6 +140,17 @@ func writeSignatures(path, title string, runs int, groups []*failureGroup) error
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// distinct counts the runs of the groups, each once.
+func distinct(groups []*failureGroup) int {
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, r := range g.runs {
+			seen[r.Archive] = true
+		}
+	}
+	return len(seen)
+}
+
 func md(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
 // printSignatures prints the signature table's gist.
@@ -147,7 +158,7 @@ func printSignatures(groups []*failureGroup) {
 	if len(groups) == 0 {
 		return
 	}
-	fmt.Printf("%d failure signatures:\n", len(groups))
+	fmt.Printf("%d findings:\n", len(groups))
 	for _, g := range groups {
 		fmt.Printf("  %3d× %s\n", len(g.runs), g.signature)
 		if g.shrunk != "" {
@@ -164,6 +175,7 @@ func cmdSignatures(ctx context.Context, args []string) error {
 	shrinkRuns := fs.Int("shrink", 0, "shrink each signature's first bundle with at most this many candidate runs, then run the shrunk scenario again (0: no shrink)")
 	out := fs.String("out", "", "write signatures.md and the shrink's bundles here (default: the first directory)")
 	masterBinary := fs.String("master-binary", "", "mooncake_master binary for bundles of upstream's master (default: $"+masterkind.BinaryEnv+")")
+	reaudit := fs.Bool("reaudit", false, "judge each bundle again with this build's audits (bundles from an older build) instead of its recorded verdicts")
 	dirs, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -191,7 +203,11 @@ func cmdSignatures(ctx context.Context, args []string) error {
 				return fmt.Errorf("%s: %w", p, err)
 			}
 			total++
-			sig := signature.Of(b.Results, b.Meta.Error)
+			results := b.Results
+			if *reaudit {
+				results = audit.Run(&b.Input)
+			}
+			sig := signature.Of(results, b.Meta.Error)
 			if sig == "" {
 				continue
 			}

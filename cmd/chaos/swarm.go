@@ -263,6 +263,9 @@ type shrinkOptions struct {
 	out          string
 	maxRuns      int
 	masterBinary string
+	// finding, when set, is the one part of the original's signature a
+	// candidate must still show (else every part).
+	finding string
 }
 
 // shrinkBundle shrinks the failing bundle at path and returns the path of
@@ -277,7 +280,10 @@ func shrinkBundle(ctx context.Context, cache *bin.Cache, path string, o shrinkOp
 	if want == "" {
 		return "", fmt.Errorf("%s passed: nothing to shrink", path)
 	}
-	fmt.Printf("shrinking %s (%d steps; signature: %s), at most %d runs\n", b.Scenario.Name, len(b.Scenario.Steps), want, o.maxRuns)
+	if o.finding != "" {
+		want = o.finding
+	}
+	fmt.Printf("shrinking %s (%d steps; keeping: %s), at most %d runs\n", b.Scenario.Name, len(b.Scenario.Steps), want, o.maxRuns)
 	// Each candidate's faults land on their original's events, as a replay's
 	// do, so a candidate fails the same way for the same reason.
 	anchors, firstPrimary := b.Anchors()

@@ -25,7 +25,10 @@ import (
 //
 // An acknowledgement names its batch and sequence id; one that does not
 // (a master that does not say) is matched to the first entry of its key
-// and op no other acknowledgement took.
+// and op no other acknowledgement took — first among the entries its own
+// node appended (the node the timeline saw serving at the entry's
+// revision), so that of two acknowledged puts of one key, one of them
+// lost, the loss is put on the node that lost it.
 func DurableAcknowledgement(in *Input) Result {
 	var ev evidence
 	n := map[string]int{}
@@ -37,6 +40,8 @@ func DurableAcknowledgement(in *Input) Result {
 	trail := newLogTrail(in)
 	covered := snapshotCovers(in, log)
 	claimed := map[uint64]*history.Op{} // seq → the acknowledgement that took it
+	log.appender = appenderOf(in.Events)
+	own := log.claimOwn(in.Ops, claimed, covered)
 	type placed struct {
 		op  *history.Op
 		seq uint64
@@ -44,6 +49,7 @@ func DurableAcknowledgement(in *Input) Result {
 	byKey := map[[2]string][]placed{}
 	writers := map[string][]writerAck{} // node → its acknowledgements in history order
 	acked := 0
+	var lost []*history.Op
 	for i := range in.Ops {
 		op := &in.Ops[i]
 		want, mutation := ackedOp(op)
@@ -57,14 +63,18 @@ func DurableAcknowledgement(in *Input) Result {
 			continue
 		}
 		k := ackKey(op)
-		seq, why := log.find(op, want, claimed)
+		seq, why := own[op], ""
+		if seq == 0 {
+			seq, why = log.find(op, want, claimed)
+		}
 		writers[op.Node] = append(writers[op.Node], writerAck{op.Complete, why == ""})
 		if why != "" {
+			lost = append(lost, op)
 			ev.add("[ack-durable] %s %s acknowledged at %s by %s%s: %s; %s", op.Kind, k[0]+"/"+k[1], seconds(op.Complete),
 				op.Node, namedPosition(op), why, trail.explain([2]string{op.Tenant, op.Key}, op.BatchID))
 			continue
 		}
-		if other := claimed[seq]; other != nil {
+		if other := claimed[seq]; other != nil && other != op {
 			ev.add("[ack-durable] %s %s acknowledged at %s by %s and %s %s at %s by %s both name seq %d", op.Kind, k[1], seconds(op.Complete), op.Node,
 				other.Kind, other.Key, seconds(other.Complete), other.Node, seq)
 			continue
@@ -110,6 +120,7 @@ func DurableAcknowledgement(in *Input) Result {
 	n["writer-stalled"] += len(stalls)
 	first = append(first, stalls...)
 	headline = append(headline, stalls...)
+	first = append(first, lossFates(in.Events, lost)...)
 	ev.prepend(first...)
 	summary := fmt.Sprintf("%d acknowledged mutations, each found in the durable history", acked)
 	if !ev.empty() {
@@ -226,6 +237,51 @@ type durableLog struct {
 	entries map[uint64]durableEntry
 	final   *contract.Cursor
 	broken  string
+	// appender is the node seen serving at a revision ("" unknown).
+	appender func(rev int64) string
+}
+
+// appenderOf is the node the timeline saw serving as the primary at each
+// revision: the last serve whose revision is at or below it. A serve's
+// revision is read after the role change (an upper bound), so a new
+// primary's first batches may be put on its predecessor: the preference
+// it gives is a preference, never a verdict.
+func appenderOf(events []Event) func(rev int64) string {
+	serves := servesOf(events)
+	return func(rev int64) string {
+		who := ""
+		for _, s := range serves {
+			if s.rev > rev {
+				break
+			}
+			who = s.node
+		}
+		return who
+	}
+}
+
+// claimOwn matches each acknowledgement that names no position to the
+// first unclaimed entry of its key and op that its own node appended,
+// before any is matched to another node's entry (find).
+func (l *durableLog) claimOwn(ops []history.Op, claimed map[uint64]*history.Op, covered func(*history.Op) bool) map[*history.Op]uint64 {
+	own := map[*history.Op]uint64{}
+	if l.final == nil || l.appender == nil {
+		return own
+	}
+	for i := range ops {
+		op := &ops[i]
+		want, mutation := ackedOp(op)
+		if !mutation || op.Outcome != history.OK || op.BatchID != 0 || covered(op) {
+			continue
+		}
+		for seq := l.start.Cursor.Seq + 1; seq <= l.final.Seq; seq++ {
+			if de, ok := l.entries[seq]; ok && claimed[seq] == nil && matches(de.e, op, want) == "" && l.appender(de.rev) == op.Node {
+				claimed[seq], own[op] = op, seq
+				break
+			}
+		}
+	}
+	return own
 }
 
 func newDurableLog(d *model.Durable) *durableLog {

@@ -57,6 +57,12 @@ func detailsOf(r audit.Result) []string {
 		}
 	}
 	for _, e := range r.Evidence {
+		if m := lossFate.FindStringSubmatch(e); m != nil {
+			// what became of the node that lost the writes: one bug loses
+			// them to a crash, another on a node nothing happened to
+			add("[ack-durable] lost: " + m[1])
+			continue
+		}
 		if m := invariantTag.FindStringSubmatch(e); m != nil {
 			add("[" + m[1] + "]")
 			continue
@@ -89,6 +95,7 @@ func detailsOf(r audit.Result) []string {
 
 var (
 	invariantTag    = regexp.MustCompile(`^\[([a-z0-9-]+)\]`)
+	lossFate        = regexp.MustCompile(`^\[ack-durable\] lost \(([^)]+)\): `)
 	unreachedWindow = regexp.MustCompile(`^window (\S+) was never reached`)
 	stepIncomplete  = regexp.MustCompile(`^step (.+?) did not complete`)
 	drawnAlias      = regexp.MustCompile(`\bf\d+-`)
@@ -135,6 +142,26 @@ func cut(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// Findings are a signature's parts that each stand for one finding: a run
+// can show several (a crash that loses writes, and logs that leak keys),
+// and fifty runs of one bug share that finding however the rest of their
+// runs differ. A part another part of the same audit says more precisely
+// is left out (the bare [ack-durable] beside what happened to the node
+// that lost the writes).
+func Findings(sig string) []string {
+	parts := Parts(sig)
+	var out []string
+	for _, p := range parts {
+		if strings.HasSuffix(p, " [ack-durable]") && slices.ContainsFunc(parts, func(q string) bool {
+			return strings.HasPrefix(q, p+" lost: ")
+		}) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // Parts are a signature's parts.

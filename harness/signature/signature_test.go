@@ -31,13 +31,15 @@ func TestRunsOfOneBugShareASignature(t *testing.T) {
 			"[writer-stalled] rev 71: " + node + ": none of its acknowledgements from 19.7s on became durable",
 			"[deposed-append] rev 70: batch 65 appended by " + node + " after master-1 served",
 			"[ack-durable] rev 71: put g0-c1-000015 acknowledged by " + node + " is in no batch",
+			"[ack-durable] lost (its node went down): 11 acknowledged by " + node + " from 16.064s to 16.068s; next on that node: kill (ended its process) at 16.100s",
 		}}
 		return []audit.Result{{Name: "linearizability", Pass: true}, exits, durable}
 	}
 	a := Of(run("master-0", 70, 20), "")
 	b := Of(run("master-2", 1303, 95), "")
 	require.Equal(t, a, b)
-	require.Equal(t, "durable-acknowledgement [ack-durable] · durable-acknowledgement [deposed-append] · "+
+	require.Equal(t, "durable-acknowledgement [ack-durable] · durable-acknowledgement [ack-durable] lost: its node went down · "+
+		"durable-acknowledgement [deposed-append] · "+
 		"durable-acknowledgement [writer-stalled] · process-exits crash loop (signal: aborted, "+
 		"«promotion failed for key=… INCOMPLETE_OPLOG_CATCH_UP»)", a)
 }
@@ -83,4 +85,13 @@ func TestCoversNeedsEveryPart(t *testing.T) {
 	require.False(t, Overlap(orig, "linearizability"))
 	require.Equal(t, []string{"a", "b"}, Parts("a · b"))
 	require.Nil(t, Parts(""))
+}
+
+// TestFindingsLeaveOutWhatAnotherPartSaysMorePrecisely: the bare
+// [ack-durable] beside what happened to the node that lost the writes is
+// no finding of its own; alone it is one.
+func TestFindingsLeaveOutWhatAnotherPartSaysMorePrecisely(t *testing.T) {
+	sig := "durable-acknowledgement [ack-durable] · durable-acknowledgement [ack-durable] lost: its node went down · log-audit"
+	require.Equal(t, []string{"durable-acknowledgement [ack-durable] lost: its node went down", "log-audit"}, Findings(sig))
+	require.Equal(t, []string{"durable-acknowledgement [ack-durable]", "linearizability"}, Findings("durable-acknowledgement [ack-durable] · linearizability"))
 }
