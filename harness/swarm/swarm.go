@@ -207,24 +207,22 @@ var windows = []move{
 	{"zombie-append", always, func(r *rand.Rand, sh shape, as string) []scenario.Step {
 		// Window zombie-primary: the primary holds a built batch before
 		// its append, is paused past its lease while another takes over
-		// (its first append held too, half the time), and is resumed and
+		// (held before its own first append: else the successor appends
+		// first and the window is not reached), and is resumed and
 		// released into the append it held.
 		steps := []scenario.Step{
 			fault(as, faults.Spec{Kind: "failpoint", Target: "primary", Name: "primaryBeforeAppend", Term: `1*return("hold")`}),
 			waitFailpoint(as),
 		}
-		holdSuccessors := r.IntN(2) == 0
 		var held []string
-		if holdSuccessors {
-			for k := 1; k < sh.Masters; k++ {
-				name := fmt.Sprintf("%s-next%d", as, k)
-				spec := faults.Spec{Kind: "failpoint", Target: "standby", Name: "primaryBeforeAppend", Term: `1*return("hold")`}
-				if len(held) > 0 {
-					spec.Excluding = held[len(held)-1]
-				}
-				steps = append(steps, fault(name, spec))
-				held = append(held, name)
+		for k := 1; k < sh.Masters; k++ {
+			name := fmt.Sprintf("%s-next%d", as, k)
+			spec := faults.Spec{Kind: "failpoint", Target: "standby", Name: "primaryBeforeAppend", Term: `1*return("hold")`}
+			if len(held) > 0 {
+				spec.Excluding = held[len(held)-1]
 			}
+			steps = append(steps, fault(name, spec))
+			held = append(held, name)
 		}
 		steps = append(steps, fault(as+"-zombie", faults.Spec{Kind: "pause", Target: as}), waitPrimary(as+"-zombie"),
 			sleep(r, 0, 1000), heal(as+"-zombie"), heal(as),
