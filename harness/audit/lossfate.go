@@ -47,7 +47,7 @@ func lossFates(events []Event, lost []*history.Op) []string {
 	for _, k := range order {
 		g := groups[k]
 		when := ""
-		if g.at > 0 {
+		if g.at > 0 && g.at >= g.last {
 			when = " at " + seconds(g.at)
 		}
 		out = append(out, fmt.Sprintf("[ack-durable] lost (%s): %d acknowledged by %s from %s to %s; next on that node: %s%s", g.class, g.n,
@@ -79,10 +79,16 @@ const (
 // happened to afterwards.
 const LossFateNone = "nothing (no fault, exit or step-down on it or on etcd to the end of the run)"
 
-// nextOnNode is the first event after t that happened to node — a fault
-// on it (or one that ended its process), a fault on an etcd member, its
-// exit, or a role change from primary — its class, and when.
+// nextOnNode is what the node acknowledged under or met next after t: a
+// network fault on its links or a fault on an etcd member still in force
+// at t (acknowledged while cut off), else the first event after t that
+// happened to node — a fault on it (or one that ended its process), a
+// fault on an etcd member, its exit, or a role change from primary — its
+// class, and when.
 func nextOnNode(events []Event, node string, t int64) (string, LossClass, int64) {
+	if fate, class, at, ok := inForceAt(events, node, t); ok {
+		return fate, class, at
+	}
 	for _, e := range events {
 		if e.At < t {
 			continue
@@ -118,6 +124,38 @@ func nextOnNode(events []Event, node string, t int64) (string, LossClass, int64)
 		}
 	}
 	return LossFateNone, LossNothing, 0
+}
+
+// inForceAt is a network fault on node's links, or a fault on an etcd
+// member, injected before t and not healed by then (the latest such).
+func inForceAt(events []Event, node string, t int64) (string, LossClass, int64, bool) {
+	type active struct {
+		e     Event
+		class LossClass
+	}
+	var on []active
+	for _, e := range events {
+		if e.At >= t {
+			break
+		}
+		switch {
+		case e.Kind == "fault" && e.OK && namesNode(e.Target, node) && networkFault[e.Name]:
+			on = append(on, active{e, LossCut})
+		case e.Kind == "fault" && e.OK && namesNode(e.Target, "etcd"):
+			on = append(on, active{e, LossEtcd})
+		case e.Kind == "heal":
+			on = slices.DeleteFunc(on, func(a active) bool { return a.e.Detail == e.Detail && a.e.Name == e.Name })
+		}
+	}
+	if len(on) == 0 {
+		return "", "", 0, false
+	}
+	a := on[len(on)-1]
+	what := a.e.Name + " on its links"
+	if a.class == LossEtcd {
+		what = "etcd " + a.e.Name
+	}
+	return "acknowledged while " + what + " was in force (since " + seconds(a.e.At) + ")", a.class, a.e.At, true
 }
 
 // networkFault are the fault kinds that cut or slow a node's links.

@@ -37,6 +37,23 @@ func TestLossFates(t *testing.T) {
 		"[ack-durable] lost (etcd was faulted): 1 acknowledged by master-3 from 35.000s to 35.000s; next on that node: etcd pause at 40.000s",
 		"[ack-durable] lost (nothing happened to its node): 1 acknowledged by master-4 from 50.000s to 50.000s; next on that node: " + LossFateNone,
 	}, lines)
+	// a write acknowledged while its node's links were cut, or while an etcd
+	// member was down, is put with that fault, not with what came after
+	cut := []Event{
+		{At: s(5), Kind: "fault", OK: true, Name: "blackhole", Target: "[master-0.etcd-0]", Detail: "f1-blackhole"},
+		{At: s(8), Kind: "role", Target: "master-0", Detail: "primary → standby"},
+		{At: s(9), Kind: "heal", OK: true, Name: "blackhole", Target: "[master-0.etcd-0]", Detail: "f1-blackhole"},
+		{At: s(10), Kind: "fault", OK: true, Name: "kill", Target: "[etcd-1]", Detail: "f2-kill"},
+	}
+	require.Equal(t, []string{
+		"[ack-durable] lost (its node was cut off): 1 acknowledged by master-0 from 6.000s to 6.000s; next on that node: acknowledged while blackhole on its links was in force (since 5.000s)",
+	}, lossFates(cut, []*history.Op{lostAt("master-0", 6)}))
+	require.Equal(t, []string{
+		"[ack-durable] lost (etcd was faulted): 1 acknowledged by master-0 from 11.000s to 11.000s; next on that node: acknowledged while etcd kill was in force (since 10.000s)",
+	}, lossFates(cut, []*history.Op{lostAt("master-0", 11)}))
+	require.Equal(t, []string{
+		"[ack-durable] lost (etcd was faulted): 1 acknowledged by master-0 from 9.500s to 9.500s; next on that node: etcd kill at 10.000s",
+	}, lossFates(cut, []*history.Op{lostAt("master-0", 9.5)}), "healed by then: what came next")
 	// master-1 is not master-10: a link fault of master-10 is not master-1's
 	require.False(t, namesNode("[master-10.etcd-0]", "master-1"))
 	require.True(t, namesNode("[master-1.etcd-0]", "master-1"))

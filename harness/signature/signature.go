@@ -31,7 +31,7 @@ func Of(results []audit.Result, runErr string) string {
 		if r.Pass || r.Skipped {
 			continue
 		}
-		details := detailsOf(r)
+		details := detailsOf(r, runErr != "")
 		if len(details) == 0 {
 			add(r.Name)
 		}
@@ -47,15 +47,18 @@ func Of(results []audit.Result, runErr string) string {
 }
 
 // detailsOf are the finer parts of one failed audit's signature: the
-// invariant ids its evidence is tagged with, a missed window, a step that
-// did not complete, an exit's cause with its last log line's shape.
-func detailsOf(r audit.Result) []string {
+// invariant ids its evidence is tagged with, a missed window, the first
+// step that did not complete (the others follow from it; none when the run
+// stopped with an error, which says so itself), an exit's cause with its
+// last log line's shape.
+func detailsOf(r audit.Result, runStopped bool) []string {
 	var out []string
 	add := func(d string) {
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
+	stepSeen := false
 	for _, e := range r.Evidence {
 		if m := lossFate.FindStringSubmatch(e); m != nil {
 			// what became of the node that lost the writes: one bug loses
@@ -72,7 +75,10 @@ func detailsOf(r audit.Result) []string {
 			continue
 		}
 		if m := stepIncomplete.FindStringSubmatch(e); m != nil {
-			add("step " + shape(drawnAlias.ReplaceAllString(m[1], "f-")) + " did not complete")
+			if !runStopped && !stepSeen {
+				add("step " + shape(drawnAlias.ReplaceAllString(m[1], "f-")) + " did not complete")
+			}
+			stepSeen = true
 			continue
 		}
 		if m := crashLoop.FindStringSubmatch(e); m != nil {
@@ -84,10 +90,12 @@ func detailsOf(r audit.Result) []string {
 			add("exit (" + cause + lastLogShape(e) + ")")
 			continue
 		}
-		if r.Name == "minimum-work" {
-			// what the run fell short of: ops, promotions, injections
-			add(cut(shape(e), 100))
+		if r.Name != "minimum-work" || (injections.MatchString(e) && (stepSeen || runStopped)) {
+			continue
 		}
+		// what the run fell short of: ops, promotions, injections (the
+		// injections only where no step stopped them)
+		add(cut(shape(e), 100))
 	}
 	sort.Strings(out)
 	return out
@@ -99,6 +107,7 @@ var (
 	unreachedWindow = regexp.MustCompile(`^window (\S+) was never reached`)
 	stepIncomplete  = regexp.MustCompile(`^step (.+?) did not complete`)
 	drawnAlias      = regexp.MustCompile(`\bf\d+-`)
+	injections      = regexp.MustCompile(`^\d+ of \d+ fault/heal steps injected`)
 	crashLoop       = regexp.MustCompile(`^\S+ crash-looped: \d+ exits with ([^;]+?) between`)
 	ownExit         = regexp.MustCompile(`^\S+ exited on its own at \S+ \(([^)]*)\)`)
 	logLine         = regexp.MustCompile(`«([^»]*)»`)

@@ -308,6 +308,40 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 	return DrawFor(seed, i, masterkind.Reference())
 }
 
+// supervised fits a run's steps to masters under a supervisor: a node
+// whose process a fault ended (a kill, stop, restart or crash at a
+// failpoint) is restarted by its supervisor at once and may win the
+// election again, so a wait for a primary other than it waits for any
+// primary, and a wait for it to be a standby again waits for it to be up
+// in either role (as scenarios/upstream/supervised-restarts does).
+func supervised(steps []scenario.Step) []scenario.Step {
+	ends := map[string]bool{}
+	for _, st := range steps {
+		if f := st.Fault; f != nil && st.As != "" {
+			switch {
+			case f.Kind == "kill", f.Kind == "stop", f.Kind == "restart":
+				ends[st.As] = true
+			case f.Kind == "failpoint" && masterkind.TermForm(f.Term) == "panic":
+				ends[st.As] = true
+			}
+		}
+	}
+	out := make([]scenario.Step, len(steps))
+	for i, st := range steps {
+		if w := st.Wait; w != nil && (ends[w.Excluding] || (w.For == "role" && ends[w.Node] && w.Role == "standby")) {
+			cp := *w
+			if cp.For == "role" {
+				cp.Role = "up"
+			} else {
+				cp.Excluding = ""
+			}
+			st.Wait = &cp
+		}
+		out[i] = st
+	}
+	return out
+}
+
 // Menu is the moves a swarm for master kind k draws from, by name: every
 // move whose steps, on some cluster, need nothing k lacks.
 func Menu(k masterkind.Kind) []string {
@@ -463,6 +497,9 @@ func DrawFor(seed int64, i int, k masterkind.Kind) (*scenario.Scenario, error) {
 		drawn = append(drawn, "restart-all")
 	}
 	steps = append(steps, settled()...)
+	if supervisor != nil {
+		steps = supervised(steps)
+	}
 	for _, st := range steps {
 		if st.Restart != nil && st.Restart.Config["snapshot_interval_seconds"] == drawnInterval {
 			st.Restart.Config["snapshot_interval_seconds"] = cfg["snapshot_interval_seconds"]

@@ -173,3 +173,30 @@ func TestDrawForUpstreamTakesOnlyWhatItCan(t *testing.T) {
 	require.Positive(t, seen["supervised"])
 	require.Positive(t, seen["restart-all"])
 }
+
+// TestSupervisedRunsWaitForAnyPrimary: under a supervisor a node whose
+// process a fault ended is restarted at once and may win again, so no
+// drawn wait insists on a primary other than it, or on it being a standby.
+func TestSupervisedRunsWaitForAnyPrimary(t *testing.T) {
+	supervisedRuns := 0
+	for i := range 300 {
+		sc, err := DrawFor(43, i, masterkind.Mooncake())
+		require.NoError(t, err)
+		if sc.Cluster.Supervisor == nil {
+			continue
+		}
+		supervisedRuns++
+		ended := map[string]bool{}
+		for _, st := range sc.Steps {
+			if f := st.Fault; f != nil && (f.Kind == "kill" || f.Kind == "stop" || f.Kind == "restart" ||
+				(f.Kind == "failpoint" && masterkind.TermForm(f.Term) == "panic")) {
+				ended[st.As] = true
+			}
+			if w := st.Wait; w != nil {
+				require.False(t, ended[w.Excluding], "%s waits for a primary other than %s, which its supervisor restarts", sc.Name, w.Excluding)
+				require.False(t, w.For == "role" && ended[w.Node] && w.Role == "standby", "%s waits for %s to be a standby", sc.Name, w.Node)
+			}
+		}
+	}
+	require.Positive(t, supervisedRuns)
+}
