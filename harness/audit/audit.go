@@ -204,6 +204,9 @@ type StoreRequest struct {
 	Op     string `json:"op"`
 	Key    string `json:"key"`
 	Status int    `json:"status"`
+	// At is when the store logged it, in Unix seconds (its log's
+	// resolution; 0: unknown, as in bundles from before it was kept).
+	At int64 `json:"at_unix,omitempty"`
 }
 
 // PointerCheck is one final pointer and the verdict on the snapshot it

@@ -208,6 +208,7 @@ func ObjectsAudit(in *Input) Result {
 	if acc := in.Objects.Access; acc != nil {
 		judged, unjudged := judgeUploads(in, &ev)
 		exercised["upload-advances"] = judged
+		exercised["publication-backoff"] = judgeBackoff(in, &ev)
 		summary += "; " + storeAccessNote(acc, judged, unjudged)
 	}
 	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list(), Exercised: exercised}

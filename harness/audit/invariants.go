@@ -112,6 +112,11 @@ var Invariants = []Invariant{
 		"each snapshot tied by its id to its lease in etcd's history)",
 		"Scheduling: at least one new complete batch beyond latest, reread after the lease", "objects",
 		"snapshots the store recorded a write of, tied to their lease"},
+	{"publication-backoff", "a publisher whose attempts fail in a row holds them back: once four candidates in a row were never " +
+		"named by a pointer, its next attempts are at least 1.6 s apart (8 ticks of the smallest scheduler tick), as the object " +
+		"store's own record of each candidate's first write shows (whole seconds: two attempts i < j more than 1.6 s × (j−i) − 1 s apart)",
+		"Failure Semantics: payload upload fails → pointer unchanged, retry in a later cycle; Pointer Publication: a CAS failure does not retry by overwriting", "objects",
+		"attempts after four failures in a row"},
 	{"ack-durable", "every acknowledged mutation's entry (its op, tenant, key, and a put's size) is in a batch at or below the final " +
 		"durable prefix, in the lineage the final prefix belongs to, as etcd's history decoded through the contract shows it",
 		"Acceptance Criteria: final acknowledged-data audit; Terminology: durable prefix", "durable-acknowledgement",
@@ -159,6 +164,7 @@ var failingTests = map[string]string{
 	"replicas-disjoint":       "TestRecoveredStateFailsOverlappingReplicas",
 	"pointer-targets-present": "TestObjectsAuditFailsAMissingTarget",
 	"upload-advances":         "TestObjectsAuditFailsAnUploadBelowLatest",
+	"publication-backoff":     "TestObjectsAuditFailsAttemptsNotHeldBack",
 	"snapshot-decodes":        "TestSnapshotContentFailsWhatItCannotJudge",
 	"snapshot-content":        "TestSnapshotContentFailsEveryDifference",
 	"import-snapshot-content": "TestSnapshotContentJudgesTheImportAgainstTheFixture",

@@ -649,3 +649,41 @@ func TestStandbyCapturedAfterTheNodeRestarted(t *testing.T) {
 	in.Events[len(in.Events)-1].EtcdRevision = 1
 	require.False(t, KeyspaceOrder(in).Pass)
 }
+
+// TestObjectsAuditFailsAttemptsNotHeldBack: candidates no pointer names,
+// failing in a row, must space out once four have failed: attempts that go
+// on every few hundred milliseconds fail publication-backoff; attempts
+// that back off (2 s, 4 s, 8 s), a publication that ends the streak, and
+// another publisher's attempts pass.
+func TestObjectsAuditFailsAttemptsNotHeldBack(t *testing.T) {
+	r := newRevs()
+	r.claim(1)
+	appendN(r, 6)
+	r.lease(7) // master "node" holds lease 7 (the test's token)
+	write := func(id string, at int64) StoreRequest {
+		return StoreRequest{Op: "s3_PutObject", Key: batchsnap.Artifacts("snapshots/c", id).ObjectChunk(0), Status: 200, At: at}
+	}
+	run := func(times ...int64) Result {
+		in := r.input()
+		var reqs []StoreRequest
+		for i, at := range times {
+			reqs = append(reqs, write(fmt.Sprintf("%d-7", 10+i), at))
+		}
+		in.Objects = &StoreReport{Store: "s3", Access: &StoreAccess{Requests: reqs}}
+		return ObjectsAudit(in)
+	}
+	const t0 = 1_780_000_000
+	// held back: 0.25, 0.5, 1, 2, 4, 8 s
+	res := run(t0, t0, t0, t0+1, t0+3, t0+7, t0+15)
+	require.True(t, res.Pass, evidence0(res))
+	require.Equal(t, 3, res.Exercised["publication-backoff"])
+	// not held back: an attempt every 400 ms or so
+	res = run(t0, t0, t0+1, t0+1, t0+1, t0+2, t0+2, t0+3)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "[publication-backoff] snapshot 16-7 (first written at ")
+	require.Contains(t, evidence0(res), "the attempts are not held back")
+	// no time in the record (an older bundle): nothing judged
+	res = run(0, 0, 0, 0, 0, 0, 0)
+	require.True(t, res.Pass, evidence0(res))
+	require.Zero(t, res.Exercised["publication-backoff"])
+}

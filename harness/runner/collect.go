@@ -413,7 +413,11 @@ func (r *run) storeAccess() *audit.StoreAccess {
 		acc.Error = err.Error()
 	}
 	for _, q := range reqs {
-		acc.Requests = append(acc.Requests, audit.StoreRequest{Op: q.Op, Key: q.Key, Status: q.Status})
+		req := audit.StoreRequest{Op: q.Op, Key: q.Key, Status: q.Status}
+		if !q.At.IsZero() {
+			req.At = q.At.Unix()
+		}
+		acc.Requests = append(acc.Requests, req)
 	}
 	return acc
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Request is one request of a server's access log, without who sent it.
@@ -14,7 +15,14 @@ type Request struct {
 	Op     string // the S3 operation as the server names it, e.g. s3_PutObject
 	Key    string // the object key ("-" for none)
 	Status int    // the HTTP status answered
+	// At is when the server logged the request, to the second (the log's
+	// resolution); zero when the line's time does not parse.
+	At time.Time
 }
+
+// accessLogTime is the layout of an access log line's time, between its
+// brackets ("06/December/2026:08:32:46 +0000").
+const accessLogTime = "02/January/2006:15:04:05 -0700"
 
 // ErrAccessLog: a line of the access log is not in the format it should be.
 var ErrAccessLog = errors.New("malformed access log line")
@@ -41,7 +49,7 @@ func ReadAccessLog(path string, keep func(key string) bool, max int) (reqs []Req
 		if text == "" || strings.HasPrefix(text, "log starts") {
 			continue
 		}
-		_, after, ok := strings.Cut(text, "] ")
+		before, after, ok := strings.Cut(text, "] ")
 		fields := strings.Fields(after)
 		if !ok || len(fields) < 7 {
 			return reqs, truncated, fmt.Errorf("%s:%d: %w: %.120q", path, line, ErrAccessLog, text)
@@ -53,6 +61,11 @@ func ReadAccessLog(path string, keep func(key string) bool, max int) (reqs []Req
 			return reqs, truncated, fmt.Errorf("%s:%d: %w: status %q", path, line, ErrAccessLog, fields[6])
 		}
 		r := Request{Op: fields[3], Key: fields[4], Status: status}
+		if _, stamp, found := strings.Cut(before, "["); found {
+			if at, err := time.Parse(accessLogTime, stamp); err == nil {
+				r.At = at.UTC()
+			}
+		}
 		if !keep(r.Key) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,9 +33,10 @@ func TestReadAccessLog(t *testing.T) {
 	reqs, truncated, err := s3server.ReadAccessLog(path, under, 10)
 	require.NoError(t, err)
 	require.False(t, truncated)
+	at := time.Date(2026, 12, 6, 8, 32, 46, 0, time.UTC)
 	require.Equal(t, []s3server.Request{
-		{Op: "s3_PutObject", Key: "root/batch-oplog/12-345/objects/0.bin", Status: 200},
-		{Op: "s3_DeleteObject", Key: "root/batch-oplog/12-345/objects/0.bin", Status: 204},
+		{Op: "s3_PutObject", Key: "root/batch-oplog/12-345/objects/0.bin", Status: 200, At: at},
+		{Op: "s3_DeleteObject", Key: "root/batch-oplog/12-345/objects/0.bin", Status: 204, At: at},
 	}, reqs)
 
 	reqs, truncated, err = s3server.ReadAccessLog(path, under, 1)
