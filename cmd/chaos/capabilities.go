@@ -7,10 +7,11 @@ import (
 
 	"github.com/oplogha/oplogha/harness/masterkind"
 	"github.com/oplogha/oplogha/harness/scenario"
+	"github.com/oplogha/oplogha/harness/swarm"
 )
 
-// printCapabilities lists each master kind with what it has, then each
-// scenario with what it requires and, per kind, run or the skip reason.
+// printCapabilities lists each master kind with what it has and the
+// swarm moves it can take, then each scenario with what it requires and, per kind, run or the skip reason.
 func printCapabilities(scs []*scenario.Scenario) {
 	kinds := []masterkind.Kind{masterkind.Reference(), masterkind.Mooncake()}
 	for _, k := range kinds {
@@ -29,6 +30,7 @@ func printCapabilities(scs []*scenario.Scenario) {
 		sort.Strings(fps)
 		has = append(has, fps...)
 		fmt.Printf("  has: %s\n", strings.Join(has, ", "))
+		fmt.Printf("  swarm moves (chaos swarm --master %s): %s\n", k.Name, strings.Join(swarm.Menu(k), ", "))
 	}
 	fmt.Println()
 	for _, sc := range scs {
