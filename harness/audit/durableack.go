@@ -120,7 +120,27 @@ func DurableAcknowledgement(in *Input) Result {
 	n["writer-stalled"] += len(stalls)
 	first = append(first, stalls...)
 	headline = append(headline, stalls...)
-	first = append(first, lossFates(in.Events, lost)...)
+	// A lost acknowledgement whose key and op another acknowledgement also
+	// names, placed on the one durable entry, may be either of them:
+	// without positions the history cannot tell which was lost.
+	placedBy := map[[3]string]map[string]bool{}
+	for k, ps := range byKey {
+		for _, p := range ps {
+			id := [3]string{k[0], k[1], p.op.Kind}
+			if placedBy[id] == nil {
+				placedBy[id] = map[string]bool{}
+			}
+			placedBy[id][p.op.Node] = true
+		}
+	}
+	ambiguous := func(op *history.Op) bool {
+		if op.BatchID != 0 {
+			return false
+		}
+		k := ackKey(op)
+		return len(placedBy[[3]string{k[0], k[1], op.Kind}]) > 0
+	}
+	first = append(first, lossFates(in.Events, lost, ambiguous)...)
 	ev.prepend(first...)
 	summary := fmt.Sprintf("%d acknowledged mutations, each found in the durable history", acked)
 	if !ev.empty() {

@@ -20,7 +20,12 @@ import (
 // One line per node and fate, before the lost writes themselves:
 //
 //	[ack-durable] lost (its node went down): 11 acknowledged by master-1 from 16.064s to 16.068s; next on that node: kill (ended its process) at 16.100s
-func lossFates(events []Event, lost []*history.Op) []string {
+//
+// A loss nothing explains that is ambiguous (the same key's same op was
+// acknowledged again, and the history cannot tell which of the two its one
+// entry is: the other may be the one lost, to a fault) is put in a class
+// of its own.
+func lossFates(events []Event, lost []*history.Op, ambiguous func(*history.Op) bool) []string {
 	type key struct{ node, fate string }
 	type group struct {
 		n           int
@@ -32,6 +37,10 @@ func lossFates(events []Event, lost []*history.Op) []string {
 	var order []key
 	for _, op := range lost {
 		fate, class, at := nextOnNode(events, op.Node, op.Complete)
+		if class == LossNothing && ambiguous != nil && ambiguous(op) {
+			fate, class, at = "nothing, but the same key's same op was acknowledged twice, and without positions the history "+
+				"cannot tell which of the two was lost", LossAmbiguous, 0
+		}
 		k := key{op.Node, fate}
 		g := groups[k]
 		if g == nil {
@@ -73,6 +82,10 @@ const (
 	LossEtcd LossClass = "etcd was faulted"
 	// LossNothing: nothing happened to its node to the end of the run.
 	LossNothing LossClass = "nothing happened to its node"
+	// LossAmbiguous: nothing happened to its node, but the same key's
+	// same op was acknowledged twice and the one durable entry may be
+	// either's.
+	LossAmbiguous LossClass = "which of two acknowledgements was lost is unknown"
 )
 
 // LossFateNone is the fate of a lost acknowledgement whose node nothing
