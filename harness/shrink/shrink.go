@@ -2,8 +2,12 @@
 // fails: greedy one-at-a-time removal over "units" — a fault together with
 // every later step that names it (its heal, waits excluding it), or a lone
 // wait, sleep, restart or assert — repeated until no single removal keeps
-// the failure, then the traffic rate and cluster are tried smaller. Every
-// candidate is an ordinary scenario that loads; the caller's Try runs it.
+// the failure, then the traffic rate and cluster are tried smaller. A
+// scenario the swarm drew is first shrunk a whole move at a time (the steps
+// of one drawn move, named f<N>-…, with the waits that follow it), so a
+// draw of five moves needs at most five runs to find the moves that
+// matter. Every candidate is an ordinary scenario that loads; the
+// caller's Try runs it.
 package shrink
 
 import (
@@ -53,6 +57,44 @@ func units(sc *scenario.Scenario) []unit {
 		out = append(out, u)
 	}
 	return out
+}
+
+// moveUnits groups the steps of a drawn scenario by move: every step that
+// names an alias of move N (f<N>-…) and the steps after it that name none,
+// up to the next move's first step. Steps before the first move stay. nil
+// when the scenario names no drawn move.
+func moveUnits(sc *scenario.Scenario) []unit {
+	var out []unit
+	cur := -1
+	for i, st := range sc.Steps {
+		if n, ok := drawnMove(st); ok {
+			if len(out) == 0 || n != cur {
+				out = append(out, unit{})
+				cur = n
+			}
+			out[len(out)-1] = append(out[len(out)-1], i)
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1] = append(out[len(out)-1], i)
+		}
+	}
+	return out
+}
+
+// drawnMove is the number N of the drawn move (f<N>-…) a step names.
+func drawnMove(st scenario.Step) (int, bool) {
+	names := []string{st.As, st.Heal}
+	if st.Wait != nil {
+		names = append(names, st.Wait.Node, st.Wait.Excluding)
+	}
+	for _, n := range names {
+		var k int
+		if _, err := fmt.Sscanf(n, "f%d-", &k); err == nil && k > 0 {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 func refersTo(st scenario.Step, as string) bool {
@@ -127,6 +169,22 @@ func Shrink(ctx context.Context, sc *scenario.Scenario, try Try, maxRuns int) (R
 		}
 		res.Log = append(res.Log, fmt.Sprintf("run %d: without %s → %s", res.Runs, label, verdict))
 		return fails, nil
+	}
+	// A drawn scenario: whole moves first, last first.
+	for progress := true; progress; {
+		progress = false
+		ms := moveUnits(res.Scenario)
+		for k := len(ms) - 1; k >= 0 && len(ms) > 1; k-- {
+			cand, origin := without(res.Scenario, res.Origin, ms[k])
+			ok, err := attempt(fmt.Sprintf("move %d of %d (%d steps)", k+1, len(ms), len(ms[k])), cand, origin)
+			if err != nil {
+				return res, err
+			}
+			if ok {
+				progress = true
+				break
+			}
+		}
 	}
 	for progress := true; progress; {
 		progress = false

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oplogha/oplogha/harness/scenario"
+	"github.com/oplogha/oplogha/harness/swarm"
 )
 
 const noisy = `
@@ -78,4 +79,36 @@ func TestShrinkStopsAtItsBudget(t *testing.T) {
 	require.Equal(t, 3, runs)
 	require.Equal(t, 3, res.Runs)
 	require.Len(t, res.Scenario.Steps, len(sc.Steps), "nothing removed: every candidate passed")
+}
+
+// A drawn scenario is shrunk a whole move at a time first: with a Try that
+// fails while move 2 is there, two runs remove moves 3 and 1 (last first)
+// with the waits that follow each, before any single step is tried.
+func TestShrinkRemovesWholeDrawnMovesFirst(t *testing.T) {
+	sc, err := swarm.Draw(5, 3)
+	require.NoError(t, err)
+	ms := moveUnits(sc)
+	require.GreaterOrEqual(t, len(ms), 2, sc.Description)
+	keep := 2
+	if len(ms) < 2 {
+		t.Skip()
+	}
+	try := func(_ context.Context, c *scenario.Scenario, _ []int) (bool, error) {
+		for _, st := range c.Steps {
+			if n, ok := drawnMove(st); ok && n == keep {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	res, err := Shrink(context.Background(), sc, try, 100)
+	require.NoError(t, err)
+	for i := 0; i < len(ms)-1; i++ {
+		require.Contains(t, res.Log[i], "without move", res.Log)
+	}
+	for _, st := range res.Scenario.Steps {
+		if n, ok := drawnMove(st); ok {
+			require.Equal(t, keep, n)
+		}
+	}
 }
