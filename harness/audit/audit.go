@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/etcddump"
@@ -41,6 +42,12 @@ type Expect struct {
 	// Retention bounds over the whole run (0: report only).
 	MaxBatchKeys      int `yaml:"max_batch_keys,omitempty" json:"max_batch_keys,omitempty"`
 	MaxSnapshotGroups int `yaml:"max_snapshot_groups,omitempty" json:"max_snapshot_groups,omitempty"`
+	// MaxMaintenanceHold bounds how long one lease may hold the
+	// maintenance key, and MaxPublicationGap how long latest may stand
+	// still, each as etcd's history placed in time by the retention
+	// samples proves at least (0: report only).
+	MaxMaintenanceHold time.Duration `yaml:"max_maintenance_hold,omitempty" json:"max_maintenance_hold,omitempty"`
+	MaxPublicationGap  time.Duration `yaml:"max_publication_gap,omitempty" json:"max_publication_gap,omitempty"`
 }
 
 // Event is one entry of the run's timeline.

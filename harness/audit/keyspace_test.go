@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oplogha/oplogha/impl/contract/batchlog"
 	"github.com/oplogha/oplogha/impl/contract/batchsnap"
@@ -686,4 +687,45 @@ func TestObjectsAuditFailsAttemptsNotHeldBack(t *testing.T) {
 	res = run(0, 0, 0, 0, 0, 0, 0)
 	require.True(t, res.Pass, evidence0(res))
 	require.Zero(t, res.Exercised["publication-backoff"])
+}
+
+// TestRetentionBoundsHoldsAndGaps: etcd's history placed in time by the
+// samples' revisions proves how long a lease at least held the maintenance
+// key and how long latest at least stood still between publications; past
+// max_maintenance_hold or max_publication_gap the run fails; bundles whose
+// samples carry no revision prove nothing.
+func TestRetentionBoundsHoldsAndGaps(t *testing.T) {
+	r := newRevs()
+	r.claim(1)
+	appendN(r, 3)
+	r.lease(7)
+	r.publish(2, 7, 1) // latest at rev p1
+	p1 := r.rev
+	r.lease(0) // lease 7 let go
+	held := r.rev
+	r.lease(8) // lease 8 takes the key and keeps it long
+	r.publish(3, 8, 1)
+	r.lease(0)
+	end := r.rev
+	in := r.input()
+	in.Retention = []RetentionSample{
+		{At: 1e9, Rev: p1}, {At: 2e9, Rev: held}, {At: 3e9, Rev: held + 1}, {At: 15e9, Rev: end - 2}, {At: 16e9, Rev: end},
+	}
+	res := RetentionBounds(in)
+	require.True(t, res.Pass, evidence0(res))
+	require.Contains(t, res.Summary, "longest maintenance hold at least 12.0s")
+	require.Contains(t, res.Summary, "latest stood still at least 14.0s between publications")
+
+	in.Expect.MaxMaintenanceHold, in.Expect.MaxPublicationGap = 5*time.Second, 5*time.Second
+	res = RetentionBounds(in)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "maintenance key held by lease 8")
+	require.Contains(t, evidence0(res), "(at least 12.0s, from 3.000s): longer than the bound 5s (max_maintenance_hold)")
+	require.Contains(t, evidence0(res), "latest unchanged, from rev")
+	require.Contains(t, evidence0(res), "longer than the bound 5s between publications (max_publication_gap)")
+
+	for i := range in.Retention {
+		in.Retention[i].Rev = 0
+	}
+	require.True(t, RetentionBounds(in).Pass, "without revisions nothing is placed in time")
 }

@@ -1,12 +1,19 @@
 package audit
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/oplogha/oplogha/impl/contract/keyspace"
+)
 
 // RetentionSample is one reading of what the cluster retains: the OpLog in
 // etcd, the snapshot groups in the store and etcd's database size. The
 // runner takes one a second; retention-bounds reads their maxima.
 type RetentionSample struct {
-	At        int64  `json:"t_ns"` // since the run's start
+	At int64 `json:"t_ns"` // since the run's start
+	// Rev is etcd's revision the sample read (0: unknown, as in bundles
+	// from before it was kept): it places etcd's history in time.
+	Rev       int64  `json:"etcd_rev,omitempty"`
 	Floor     uint64 `json:"floor"`
 	Prefix    uint64 `json:"durable_prefix"`
 	BatchKeys int    `json:"batch_keys"`
@@ -37,7 +44,10 @@ func MaxRetention(ss []RetentionSample) RetentionMax {
 
 // RetentionBounds checks that the OpLog and the snapshot groups stayed
 // within the scenario's bounds over the whole run (max_batch_keys,
-// max_snapshot_groups); without bounds it reports the maxima.
+// max_snapshot_groups), that no lease held the maintenance key longer than
+// max_maintenance_hold and latest never stood still longer than
+// max_publication_gap between two publications; without bounds it reports
+// the maxima.
 func RetentionBounds(in *Input) Result {
 	if len(in.Retention) == 0 {
 		return Result{Pass: true, Summary: "no retention samples (nothing to bound)"}
@@ -61,6 +71,23 @@ func RetentionBounds(in *Input) Result {
 		}
 	}
 	summary += fmt.Sprintf(", etcd db %.1f MiB", float64(m.DBSize)/(1<<20))
+	// How long a maintenance lease held the key, and how long latest stood
+	// still between publications: etcd's history placed in time by the
+	// samples' revisions.
+	if ks, err := keyspace.New(in.ClusterID); err == nil {
+		if h, ok := longest(maintenanceHolds(in, ks), true); ok {
+			summary += fmt.Sprintf("; longest maintenance hold at least %.1fs", h.least.Seconds())
+			if b := in.Expect.MaxMaintenanceHold; b > 0 && h.least > b {
+				ev.add("%s: longer than the bound %v (max_maintenance_hold): nothing else could publish, repair or prune meanwhile", h, b)
+			}
+		}
+		if g, ok := longest(latestStill(in, ks), false); ok {
+			summary += fmt.Sprintf("; latest stood still at least %.1fs between publications", g.least.Seconds())
+			if b := in.Expect.MaxPublicationGap; b > 0 && g.least > b {
+				ev.add("%s: longer than the bound %v between publications (max_publication_gap)", g, b)
+			}
+		}
+	}
 	return Result{Pass: ev.empty(), Summary: summary, Evidence: ev.list()}
 }
 

@@ -24,6 +24,8 @@ type oplogShape struct {
 	// Base is the batch of the newest pointer that decodes (latest, else
 	// fallback; 0: none): a bootstrap replays at least Prefix - Base.
 	Base uint64
+	// Rev is etcd's revision the shape was read at.
+	Rev int64
 }
 
 func (s oplogShape) String() string {
@@ -47,6 +49,7 @@ func (r *run) oplogShape(ctx context.Context, cli *clientv3.Client, ks keyspace.
 	if err != nil {
 		return sh, err
 	}
+	sh.Rev = resp.Header.Revision
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 		f, err := batchsnap.DecodeFloor(kvs[0].Value)
 		if err != nil {

@@ -94,7 +94,7 @@ func (r *run) sampleOnce(ctx context.Context, cli *clientv3.Client, ks keyspace.
 		return
 	}
 	prefix := r.snapshotPrefix()
-	x := audit.RetentionSample{At: int64(time.Since(r.start)), Floor: sh.Floor, Prefix: sh.Prefix, BatchKeys: sh.Count, Groups: -1}
+	x := audit.RetentionSample{At: int64(time.Since(r.start)), Rev: sh.Rev, Floor: sh.Floor, Prefix: sh.Prefix, BatchKeys: sh.Count, Groups: -1}
 	if st != nil {
 		before, berr := readPointers(ctx, cli, ks)
 		if list, err := st.List(ctx, prefix); err == nil {
