@@ -72,6 +72,7 @@ type metrics struct {
 	rangeDeleteFailures prometheus.Counter
 	gcBytes             prometheus.Counter
 	floorCASFailures    prometheus.Counter
+	retainInconclusive  prometheus.Counter
 	verifiedObjects     *prometheus.CounterVec
 	admittedLagMax      maxGauge
 	snapshotStalled     prometheus.Gauge
@@ -175,6 +176,8 @@ func newMetrics() *metrics {
 	m.etcdAlarms = gaugeVec("oplogha_etcd_alarms", "active etcd alarms by type (NOSPACE, CORRUPT)", "alarm")
 	m.etcdStatusFailures = counter("oplogha_etcd_status_failures_total", "maintenance Status or AlarmList reads that failed")
 	m.floorCASFailures = counter("oplogha_floor_cas_failures_total", "floor CAS attempts that failed (nothing deleted)")
+	m.retainInconclusive = counter("oplogha_retention_inconclusive_total",
+		"retention cycles whose validation reads did not finish within their bound under the lease (nothing pruned; the next cycle tries again)")
 	m.verifiedObjects = counterVec("oplogha_snapshot_objects_verified_total",
 		"snapshot objects written and verified, by proof (checksum: the server validated and HEAD agrees; readback: a complete download)", "proof")
 	m.admittedLagMax = maxGauge{g: gauge("oplogha_snapshot_admitted_lag_max_batches",
@@ -185,7 +188,7 @@ func newMetrics() *metrics {
 		m.pointerInfo, m.lastSuccess, m.lastFailure, m.lastFailedPhase, m.captureEstimateMax.g, m.bootstrapPhase, m.storeReady, m.uploadsAborted} {
 		f(c)
 	}
-	for _, c := range []prometheus.Collector{m.legacyImports, m.legacyImportSeconds, m.gcBytes, m.floorCASFailures,
+	for _, c := range []prometheus.Collector{m.legacyImports, m.legacyImportSeconds, m.gcBytes, m.floorCASFailures, m.retainInconclusive,
 		m.verifiedObjects, m.admittedLagMax.g, m.snapshotStalled, m.latestAge, m.etcdDBSize, m.etcdDBSizeInUse,
 		m.etcdRevision, m.etcdQuota, m.etcdQuotaUsed, m.etcdAlarms, m.etcdStatusFailures} {
 		f(c)

@@ -423,11 +423,24 @@ func orphanReason(err error) string {
 	return "other"
 }
 
+// retainReadBound bounds a retention cycle's validation reads under the
+// maintenance lease: two snapshot intervals, at least 2 s. Every
+// publication waits for the lease, so a full read of a protected snapshot
+// through a slow store would hold them all back; past the bound the cycle
+// is inconclusive and skips pruning (RFC Design Principle 5). The reads
+// stay under the lease, right before the floor CAS, rather than move
+// outside it: a snapshot read in full outside the lease could rot behind
+// the store between that read and the floor moving onto it, which the
+// floor-onto-corrupt scenario aims at.
+func retainReadBound(interval time.Duration) time.Duration {
+	return max(2*interval, 2*time.Second)
+}
+
 // retain runs the retention cycle under the lease just used to publish.
 func (m *Master) retain(ctx context.Context, lease *publish.Lease) {
 	grace := time.Duration(float64(m.cfg.SnapshotIntervalSeconds)*m.cfg.SnapshotGCGraceMultiplier*1000) * time.Millisecond
 	rep, err := retention.Run(ctx, m.cli, m.ks, m.store, retention.Options{Prefix: m.storePrefix(), GC: m.cfg.EnableSnapshotGC, Prune: m.cfg.EnableOplogPruning,
-		Grace: grace, Lease: lease, Verified: m.verified,
+		Grace: grace, Lease: lease, Verified: m.verified, ReadBound: retainReadBound(time.Duration(m.cfg.SnapshotIntervalSeconds) * time.Second),
 		AfterGC: func() { hit(fpMaintainAfterGC) }, AfterCAS: func() { hit(fpMaintainAfterFloor) },
 		GCDeleteFault: func(string) error { return injected(fpMaintainGCDeleteFails) },
 		FloorCASFault: func() error { return injected(fpMaintainFloorCASFails) },
@@ -456,6 +469,11 @@ func (m *Master) retain(ctx context.Context, lease *publish.Lease) {
 		}
 		m.log.Warn("retention cycle failed", "phase", "retain", "code", "retain_failed", "floor", rep.Floor, "err", err)
 		return
+	}
+	if rep.Inconclusive {
+		m.m.retainInconclusive.Inc()
+		m.log.Warn("retention validation inconclusive: nothing pruned, the next cycle tries again", "phase", "retain",
+			"code", "retain_inconclusive", "why", rep.Skipped)
 	}
 	if rep.BatchesDeleted > 0 {
 		m.m.rangeDeletes.Inc()

@@ -46,7 +46,15 @@ type Options struct {
 	// cycle (nil: verify each time). The older one is verified afresh
 	// whenever the floor is about to move onto it.
 	Verified *Verified
-	AfterGC  func() // crash window: GC done, floor not yet published
+	// ReadBound bounds the validation reads of one cycle (0: none). They
+	// run under the maintenance lease, right before the floor CAS, so that
+	// a snapshot that rotted since it was last read never gets the floor;
+	// on a slow store they would hold every publication back behind them.
+	// Past the bound the validation is inconclusive: the cycle skips
+	// pruning (RFC Design Principle 5) and lets the lease go, and the next
+	// cycle tries again.
+	ReadBound time.Duration
+	AfterGC   func() // crash window: GC done, floor not yet published
 	AfterCAS func() // crash window: floor published, batches not yet deleted
 
 	// Injected failures (failpoints): a non-nil error stands for the step
@@ -87,6 +95,9 @@ type Report struct {
 	BatchesDeleted int64
 	Verified       []string // snapshots verified completely in this cycle
 	Skipped        string   // why nothing was pruned
+	// Inconclusive: the validation reads did not finish within ReadBound,
+	// and nothing was pruned.
+	Inconclusive bool
 }
 
 // ErrNotProtected: the two-snapshot rule does not hold; nothing is pruned.
@@ -142,9 +153,19 @@ func Run(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st obj
 	// it, so a snapshot that rotted since it was last read never becomes
 	// the only one above a deleted OpLog. Otherwise their metadata.
 	moving := sSafe.LastIncludedBatchID > o.Floor
+	vctx, cancel := ctx, context.CancelFunc(func() {})
+	if opts.ReadBound > 0 {
+		vctx, cancel = context.WithTimeout(ctx, opts.ReadBound)
+	}
+	defer cancel()
 	for _, p := range []publish.Pointer{sNew, sSafe} {
 		fresh := moving && p.SnapshotID == sSafe.SnapshotID
-		verified, err := validate(ctx, st, p, moving, fresh, opts.Verified)
+		verified, err := validate(vctx, st, p, moving, fresh, opts.Verified)
+		if err != nil && ctx.Err() == nil && errors.Is(vctx.Err(), context.DeadlineExceeded) {
+			rep.Skipped = fmt.Sprintf("validation inconclusive: protected snapshot %s not read within %v", p.SnapshotID, opts.ReadBound)
+			rep.Inconclusive = true
+			return rep, nil
+		}
 		if err != nil {
 			rep.Skipped = fmt.Sprintf("protected snapshot %s failed validation: %v", p.SnapshotID, err)
 			return rep, nil
@@ -336,7 +357,9 @@ func validate(ctx context.Context, st objstore.Store, p publish.Pointer, complet
 		return false, nil
 	}
 	if _, err := snapshot.Verify(ctx, st, p); err != nil {
-		cache.Forget(p.SnapshotID)
+		if ctx.Err() == nil {
+			cache.Forget(p.SnapshotID) // a read cut short proves nothing either way
+		}
 		return false, err
 	}
 	cache.Add(p.SnapshotID)

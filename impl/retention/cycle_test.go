@@ -2,6 +2,7 @@ package retention
 
 import (
 	"context"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -318,4 +319,53 @@ func TestFloorAndDeleteCompareThePointers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slowGets is a store whose every Get waits (or until its context ends):
+// a store read at a crawl.
+type slowGets struct {
+	*localdir.Store
+	wait time.Duration
+}
+
+func (s slowGets) Get(ctx context.Context, key string) (io.ReadCloser, objstore.Info, error) {
+	select {
+	case <-time.After(s.wait):
+	case <-ctx.Done():
+		return nil, objstore.Info{}, ctx.Err()
+	}
+	return s.Store.Get(ctx, key)
+}
+
+// TestASlowStoreMakesValidationInconclusive: reads that do not finish
+// within ReadBound leave the cycle inconclusive — nothing pruned, the floor
+// unmoved, the cycle over at once rather than holding the lease through
+// the reads — and a read cut short is no verdict on the snapshot.
+func TestASlowStoreMakesValidationInconclusive(t *testing.T) {
+	f := newFixture(t, 40)
+	safe := f.snap(10)
+	f.publish(safe)
+	f.publish(f.snap(20))
+	l, err := publish.AcquireLease(ctxT(t), f.srv.Client, f.ks, "maintainer", 10)
+	require.NoError(t, err)
+	defer l.Release(context.Background())
+	cache := &Verified{}
+	start := time.Now()
+	rep, err := Run(ctxT(t), f.srv.Client, f.ks, slowGets{f.st, 5 * time.Second}, Options{Prefix: "snaps/m", Prune: true, Verified: cache,
+		Lease: l, ReadBound: 200 * time.Millisecond})
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 3*time.Second, "the cycle waited on the reads")
+	require.True(t, rep.Inconclusive)
+	require.Contains(t, rep.Skipped, "validation inconclusive")
+	require.Zero(t, rep.Floor)
+	require.Equal(t, int64(40), batchCount(t, f))
+	_, known := cache.Verdict(safe.SnapshotID)
+	require.False(t, known, "a read cut short says nothing of the snapshot")
+
+	// the same cycle with the store at speed prunes
+	rep, err = Run(ctxT(t), f.srv.Client, f.ks, f.st, Options{Prefix: "snaps/m", Prune: true, Verified: cache, Lease: l,
+		ReadBound: 30 * time.Second})
+	require.NoError(t, err)
+	require.False(t, rep.Inconclusive)
+	require.Equal(t, uint64(10), rep.Floor)
 }
