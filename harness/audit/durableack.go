@@ -460,10 +460,11 @@ func writerStalls(writers map[string][]writerAck, log *durableLog, events []Even
 			from--
 		}
 		tail := len(acks) - from
-		if tail < stallMinAcks || endedAfter(events, node, acks[from].at) {
+		if tail < stallMinAcks || endedAfter(events, node, acks[from].at) || cutThroughout(events, node, acks[from:]) {
 			// lost with its process (a primary killed or crashed right
-			// after answering): each is its own finding, not a writer that
-			// stopped while its node went on
+			// after answering), or each acknowledged while the node was cut
+			// off from etcd: each is its own finding (its loss's fate), not
+			// a writer that stopped while its node went on
 			continue
 		}
 		line := fmt.Sprintf("[writer-stalled] %s: none of its acknowledgements from %s on became durable (%d of its %d, to the end of the run)",
@@ -477,6 +478,17 @@ func writerStalls(writers map[string][]writerAck, log *durableLog, events []Even
 		out = append(out, line)
 	}
 	return out
+}
+
+// cutThroughout says whether every one of acks was acknowledged while a
+// network fault on node's links, or a fault on an etcd member, was in force.
+func cutThroughout(events []Event, node string, acks []writerAck) bool {
+	for _, a := range acks {
+		if _, _, _, ok := inForceAt(events, node, a.at); !ok {
+			return false
+		}
+	}
+	return len(acks) > 0
 }
 
 // namedPosition is " (batch B seq S)", the position an acknowledgement

@@ -376,4 +376,18 @@ func TestDurableAcknowledgementNamesAWriterThatStopped(t *testing.T) {
 	res = DurableAcknowledgement(in)
 	require.False(t, res.Pass)
 	require.NotContains(t, evidence0(res), "writer-stalled")
+
+	// Acknowledged, every one, while the node was cut off from etcd: lost
+	// to the cut (its fate says so), not a writer that stopped.
+	in.Ops = append(modelAcks(), lost(stallMinAcks+4, 100e6)...)
+	in.Events = []Event{{At: 19e9, Kind: "fault", Name: "blackhole", Target: "[master-0.etcd-0]", Detail: "cut", OK: true}}
+	res = DurableAcknowledgement(in)
+	require.False(t, res.Pass)
+	require.NotContains(t, evidence0(res), "writer-stalled")
+	require.Contains(t, evidence0(res), "[ack-durable] lost (its node was cut off): 14 acknowledged by master-0")
+	// healed halfway: the rest went on being acknowledged and never became
+	// durable: the writer stopped
+	in.Events = append(in.Events, Event{At: 20.5e9, Kind: "heal", Name: "blackhole", Target: "[master-0.etcd-0]", Detail: "cut", OK: true})
+	res = DurableAcknowledgement(in)
+	require.Contains(t, evidence0(res), "writer-stalled")
 }

@@ -309,19 +309,15 @@ func Draw(seed int64, i int) (*scenario.Scenario, error) {
 }
 
 // supervised fits a run's steps to masters under a supervisor: a node
-// whose process a fault ended (a kill, stop, restart or crash at a
-// failpoint) is restarted by its supervisor at once and may win the
-// election again, so a wait for a primary other than it waits for any
+// whose process a fault ended (a kill, stop or restart) is restarted by its
+// supervisor at once and may win the election again, so a wait for a primary other than it waits for any
 // primary, and a wait for it to be a standby again waits for it to be up
 // in either role (as scenarios/upstream/supervised-restarts does).
 func supervised(steps []scenario.Step) []scenario.Step {
 	ends := map[string]bool{}
 	for _, st := range steps {
 		if f := st.Fault; f != nil && st.As != "" {
-			switch {
-			case f.Kind == "kill", f.Kind == "stop", f.Kind == "restart":
-				ends[st.As] = true
-			case f.Kind == "failpoint" && masterkind.TermForm(f.Term) == "panic":
+			if f.Kind == "kill" || f.Kind == "stop" || f.Kind == "restart" {
 				ends[st.As] = true
 			}
 		}
@@ -340,6 +336,19 @@ func supervised(steps []scenario.Step) []scenario.Step {
 		out[i] = st
 	}
 	return out
+}
+
+// crashesAtFailpoint says whether a move crashes a node at a failpoint (a
+// panic term), drawn a few times as canTake does.
+func crashesAtFailpoint(m move, sh shape) bool {
+	for probe := range 8 {
+		for _, st := range m.steps(rand.New(rand.NewPCG(uint64(probe), 0x9e37)), sh, "probe") {
+			if f := st.Fault; f != nil && f.Kind == "failpoint" && masterkind.TermForm(f.Term) == "panic" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Menu is the moves a swarm for master kind k draws from, by name: every
@@ -438,15 +447,21 @@ func DrawFor(seed int64, i int, k masterkind.Kind) (*scenario.Scenario, error) {
 		supervisor = &scenario.Supervisor{Restart: "always", Backoff: time.Duration(200+100*r.IntN(9)) * time.Millisecond}
 	}
 	// The menu subset this run may draw from (swarm: each move is in or out).
+	// Under a supervisor a node that crashes at a failpoint is back before
+	// any wait can tell it crashed (and may win the election again): the
+	// crash windows are drawn in runs without one.
+	fits := func(m move) bool {
+		return m.ok(sh) && canTake(k, m, sh) && (supervisor == nil || !crashesAtFailpoint(m, sh))
+	}
 	var allowed []move
 	for _, m := range menu {
-		if m.ok(sh) && canTake(k, m, sh) && r.IntN(2) == 0 {
+		if fits(m) && r.IntN(2) == 0 {
 			allowed = append(allowed, m)
 		}
 	}
 	if len(allowed) == 0 {
 		for _, m := range menu {
-			if m.ok(sh) && canTake(k, m, sh) {
+			if fits(m) {
 				allowed = append(allowed, m)
 				break
 			}
