@@ -44,7 +44,7 @@ func commands() []command {
 			"(chaos run/swarm/mutants --shard K/N)", cmdPlan},
 		{"swarm", "swarm --seed S --runs N --budget D [--master K] [--moves-of K] [--shrink N] [--parallel N] [--junit FILE] [--dry-run]   " +
 			"random shapes, configs and faults drawn from S that master kind K can take; failures grouped by signature", cmdSwarm},
-		{"signatures", "signatures DIR… [--shrink N] [--out DIR]                 failing bundles grouped by failure signature; --shrink shrinks each once and runs it again", cmdSignatures},
+		{"signatures", "signatures DIR… [--reaudit] [--shrink N] [--only TEXT] [--out DIR]   failing bundles grouped by finding; --shrink shrinks each once and runs it again", cmdSignatures},
 		{"shrink", "shrink BUNDLE [--max-runs N]                             remove steps while the run still shows its failure signature", cmdShrink},
 		{"list", "list [DIR] [--coverage] [--faults] [--capabilities]      scenarios with tier and coverage; --faults the fault kinds; --capabilities the master kinds", cmdList},
 		{"compare", "compare KIND=JUNIT… [--out FILE]                          the same scenarios' verdicts per master kind, side by side (markdown)", cmdCompare},

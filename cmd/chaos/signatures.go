@@ -176,6 +176,7 @@ func cmdSignatures(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "write signatures.md and the shrink's bundles here (default: the first directory)")
 	masterBinary := fs.String("master-binary", "", "mooncake_master binary for bundles of upstream's master (default: $"+masterkind.BinaryEnv+")")
 	reaudit := fs.Bool("reaudit", false, "judge each bundle again with this build's audits (bundles from an older build) instead of its recorded verdicts")
+	only := fs.String("only", "", "shrink only the findings that contain this text (default: every finding)")
 	dirs, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -224,6 +225,9 @@ func cmdSignatures(ctx context.Context, args []string) error {
 		for _, g := range groups {
 			if ctx.Err() != nil {
 				break
+			}
+			if *only != "" && !strings.Contains(g.signature, *only) {
+				continue
 			}
 			shrinkAndReplay(ctx, cache, g, shrinkOptions{out: filepath.Join(*out, "shrink"), maxRuns: *shrinkRuns, masterBinary: *masterBinary})
 		}
