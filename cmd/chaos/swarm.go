@@ -306,6 +306,8 @@ func shrinkBundle(ctx context.Context, cache *bin.Cache, path string, o shrinkOp
 		fmt.Println("  " + l)
 	}
 	res.Scenario.Name = b.Scenario.Name + "-shrunk"
+	res.Scenario.Description = fmt.Sprintf("shrunk by chaos shrink from %s (%d → %d steps in %d runs), keeping: %s. The original: %s",
+		b.Scenario.Name, len(b.Scenario.Steps), len(res.Scenario.Steps), res.Runs, want, b.Scenario.Description)
 	data, err := res.Scenario.Marshal()
 	if err != nil {
 		return "", err
