@@ -480,11 +480,12 @@ func writerStalls(writers map[string][]writerAck, log *durableLog, events []Even
 	return out
 }
 
-// cutThroughout says whether every one of acks was acknowledged while a
-// network fault on node's links, or a fault on an etcd member, was in force.
+// cutThroughout says whether every one of acks was lost to a cut: it was
+// acknowledged while a network fault on node's links, or a fault on an
+// etcd member, was in force, or one came next (lossFates' classes).
 func cutThroughout(events []Event, node string, acks []writerAck) bool {
 	for _, a := range acks {
-		if _, _, _, ok := inForceAt(events, node, a.at); !ok {
+		if _, class, _ := nextOnNode(events, node, a.at); class != LossCut && class != LossEtcd {
 			return false
 		}
 	}

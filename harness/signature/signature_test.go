@@ -67,6 +67,8 @@ func TestOtherBugsHaveOtherSignatures(t *testing.T) {
 	require.NotContains(t, sig, "fault/heal steps injected", "the steps not injected follow from the step that did not complete")
 	stopped := Of([]audit.Result{mw}, "step 4 (line 9) wait for primary: context deadline exceeded")
 	require.NotContains(t, stopped, "minimum-work step", "a run that stopped says where itself")
+	bare := Of([]audit.Result{{Name: "minimum-work", Evidence: []string{"step wait for failpoint did not complete: timed out"}}}, "step 4 (line 9) wait for failpoint: context deadline exceeded")
+	require.Equal(t, "run error: step N (line N) wait for failpoint: context deadline exceeded", bare, "minimum-work failed for the step the run error names")
 	require.Contains(t, stopped, "run error: step N (line N) wait for primary: context deadline exceeded")
 
 	lin := Of([]audit.Result{{Name: "linearizability", Evidence: []string{"no linearization of 312 ops on key g0-c1-000015"}}}, "")
