@@ -130,8 +130,15 @@ func lastLogShape(evidence string) string {
 			return ", «" + cut(shape(l.Message), 120) + "»"
 		}
 	}
+	if m := glogPrefix.FindStringSubmatch(last); m != nil {
+		last = m[1] // an info line: its message, without glog's prefix
+	}
 	return ", «" + cut(shape(last), 120) + "»"
 }
+
+// glogPrefix is glog's line prefix (level, date, time, thread,
+// file:line), before the message.
+var glogPrefix = regexp.MustCompile(`^[IWEF]\d{4,8} \d\d:\d\d:\d\d\.\d+\s+\d+ [^ \]]+\] ?(.*)$`)
 
 // shape masks what differs between runs of one bug: node names, then
 // what masterlog.Shape masks (keys, addresses, ids, numbers).

@@ -53,6 +53,10 @@ func TestOtherBugsHaveOtherSignatures(t *testing.T) {
 	single := audit.ProcessExits(&audit.Input{Events: []audit.Event{exit("master-1", "exit status 2, 3s after its start (pid 7)", 12, "panic: boom")}})
 	single.Name = "process-exits"
 	require.Equal(t, "process-exits exit (exit status 2, «panic: boom»)", Of([]audit.Result{single}, ""))
+	info := audit.ProcessExits(&audit.Input{Events: []audit.Event{exit("master-1", "exit status 255, 23s after its start (pid 7)", 12,
+		"I20261206 22:27:59.656359 30495 hot_standby_service.cpp:336] HotStandbyService stopped, final_state=STOPPED")}})
+	info.Name = "process-exits"
+	require.Equal(t, "process-exits exit (exit status 255, «HotStandbyService stopped, final_state=STOPPED»)", Of([]audit.Result{info}, ""))
 
 	in := &audit.Input{Expect: audit.Expect{MinOKOps: 2, Windows: []string{"zombie-primary"}}, Steps: 1,
 		Ops:    []history.Op{{Kind: history.Put, Tenant: "t", Key: "a", Size: 10, Outcome: history.OK, Invoke: 0, Complete: 1}},
