@@ -55,7 +55,7 @@ type Options struct {
 	// cycle tries again.
 	ReadBound time.Duration
 	AfterGC   func() // crash window: GC done, floor not yet published
-	AfterCAS func() // crash window: floor published, batches not yet deleted
+	AfterCAS  func() // crash window: floor published, batches not yet deleted
 
 	// Injected failures (failpoints): a non-nil error stands for the step
 	// failing in the backend. GCDeleteFault is asked before each group's
