@@ -291,6 +291,29 @@ func (s *Set) Health(ctx context.Context) []client.Health {
 	return out
 }
 
+// HealthAnswered is every node's health as its first request begun after
+// the call answered (or failed, at RequestTimeout): a node slow to answer
+// is not called down. An assert judges from it; it returns within
+// RequestTimeout and a poll interval.
+func (s *Set) HealthAnswered(ctx context.Context) []client.Health {
+	from := time.Now()
+	out := make([]client.Health, len(s.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range s.Nodes {
+		if p, ok := s.group.Get(n.Name); ok && !p.Running() {
+			out[i] = client.Health{NodeID: n.Name, Role: "down", ApplyError: "process not running"}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = s.mon.answered(ctx, i, from).Health
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 // Latest is every node's newest reading, without waiting for any: what the
 // harness knows of each node now (a silent node down). A node not yet read
 // has a zero reading.

@@ -209,3 +209,39 @@ func (m *monitor) fresh(ctx context.Context, i int, from time.Time) Reading {
 		t.Stop()
 	}
 }
+
+// answered is node i's first reading begun at or after from whose request
+// came back (an answer, or its failure at RequestTimeout): no node is
+// called down for being slow to answer. A judgement — an assert — reads
+// this; a wait or the timeline reads fresh, which never waits on a silent
+// node. It is bounded by RequestTimeout and a poll interval.
+func (m *monitor) answered(ctx context.Context, i int, from time.Time) Reading {
+	deadline := time.NewTimer(RequestTimeout + PollInterval + NoAnswer)
+	defer deadline.Stop()
+	for {
+		ch := m.Changed()
+		nm := m.nodes[i]
+		nm.mu.Lock()
+		last, asking := nm.last, nm.asking
+		nm.mu.Unlock()
+		if !last.Asked.Before(from) {
+			return last
+		}
+		if asking.IsZero() {
+			select {
+			case nm.kick <- struct{}{}:
+			default:
+			}
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return m.fresh(ctx, i, from)
+		case <-ctx.Done():
+			return m.fresh(ctx, i, from)
+		case <-m.stop:
+			now := time.Now()
+			return Reading{Health: client.Health{NodeID: m.set.Nodes[i].Name, Role: "down", ApplyError: "no longer polled"}, Asked: now, Answered: now}
+		}
+	}
+}

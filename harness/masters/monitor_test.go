@@ -62,3 +62,49 @@ func TestAFrozenNodeNeverDelaysTheOthers(t *testing.T) {
 	require.Less(t, time.Since(began), 250*time.Millisecond, "a node known to be silent costs a call nothing")
 	require.True(t, hs[2].Serving, "the role change is in the first reading begun after the call")
 }
+
+// slowDriver answers every node, one of them only after a delay longer
+// than NoAnswer (a loaded machine, not a frozen node).
+type slowDriver struct {
+	Reference
+	slow  string
+	delay time.Duration
+}
+
+func (d *slowDriver) Health(ctx context.Context, n *Node) (client.Health, error) {
+	if n.Name == d.slow {
+		select {
+		case <-time.After(d.delay):
+		case <-ctx.Done():
+			return client.Health{}, ctx.Err()
+		}
+	}
+	return client.Health{NodeID: n.Name, Role: "primary", Serving: n.Name == d.slow}, nil
+}
+
+// TestAJudgementWaitsForASlowAnswer: a node that answers, only slowly, is
+// "down" to Health (which never waits past NoAnswer) but serving to
+// HealthAnswered, which an assert judges from; a node that never answers
+// is down to both, within RequestTimeout and a poll.
+func TestAJudgementWaitsForASlowAnswer(t *testing.T) {
+	d := &slowDriver{slow: "master-1", delay: 3 * NoAnswer}
+	s := &Set{group: proc.NewGroup(), opts: Options{Driver: d}}
+	for _, name := range []string{"master-0", "master-1"} {
+		s.Nodes = append(s.Nodes, &Node{Name: name})
+	}
+	s.mon = newMonitor(s)
+	defer s.Close()
+	ctx := context.Background()
+	require.Equal(t, "down", s.Health(ctx)[1].Role, "Health calls a slow node down")
+	hs := s.HealthAnswered(ctx)
+	require.True(t, hs[1].Serving, "an assert must not call a slow node down")
+
+	f := &frozenDriver{frozen: "master-0", roles: map[string]*atomic.Value{}}
+	fs := &Set{group: proc.NewGroup(), opts: Options{Driver: f}}
+	fs.Nodes = []*Node{{Name: "master-0"}}
+	fs.mon = newMonitor(fs)
+	defer fs.Close()
+	began := time.Now()
+	require.Equal(t, "down", fs.HealthAnswered(ctx)[0].Role)
+	require.Less(t, time.Since(began), RequestTimeout+PollInterval+NoAnswer+500*time.Millisecond)
+}
