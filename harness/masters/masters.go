@@ -273,22 +273,7 @@ func (s *Set) Process(n *Node) (*proc.Process, bool) { return s.group.Get(n.Name
 // a frozen node never holds the call up past NoAnswer, and once it is
 // known to be silent not at all.
 func (s *Set) Health(ctx context.Context) []client.Health {
-	from := time.Now()
-	out := make([]client.Health, len(s.Nodes))
-	var wg sync.WaitGroup
-	for i, n := range s.Nodes {
-		if p, ok := s.group.Get(n.Name); ok && !p.Running() {
-			out[i] = client.Health{NodeID: n.Name, Role: "down", ApplyError: "process not running"}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = s.mon.fresh(ctx, i, from).Health
-		}()
-	}
-	wg.Wait()
-	return out
+	return s.healthBy(ctx, s.mon.fresh)
 }
 
 // HealthAnswered is every node's health as its first request begun after
@@ -296,6 +281,12 @@ func (s *Set) Health(ctx context.Context) []client.Health {
 // is not called down. An assert judges from it; it returns within
 // RequestTimeout and a poll interval.
 func (s *Set) HealthAnswered(ctx context.Context) []client.Health {
+	return s.healthBy(ctx, s.mon.answered)
+}
+
+// healthBy reads every node at once with read, from the moment of the
+// call; a node whose process is not running is down without a request.
+func (s *Set) healthBy(ctx context.Context, read func(ctx context.Context, i int, from time.Time) Reading) []client.Health {
 	from := time.Now()
 	out := make([]client.Health, len(s.Nodes))
 	var wg sync.WaitGroup
@@ -307,7 +298,7 @@ func (s *Set) HealthAnswered(ctx context.Context) []client.Health {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = s.mon.answered(ctx, i, from).Health
+			out[i] = read(ctx, i, from).Health
 		}()
 	}
 	wg.Wait()
