@@ -35,15 +35,32 @@ type serve struct {
 
 // servesOf are the role changes to primary whose revision is known, in
 // revision order. A node seen as primary right after it was down with the
-// same process ("down → primary": a frozen primary resumed, still believing
-// it leads) is the old primary's own belief, not a takeover: a change from
-// standby, promoting, starting or a new process ("restarted →") counts.
+// same process, and primary before it went down ("primary → down → primary":
+// a frozen primary resumed, still believing it leads), is the old primary's
+// own belief, not a takeover. A change from standby, promoting, starting or
+// a new process ("restarted →") counts, and so does "down → primary" when
+// the node was not primary before it went silent (a promoting node slow to
+// answer on a loaded machine, read "down" for a moment).
 func servesOf(events []Event) []serve {
 	var out []serve
+	lastUp := map[string]string{} // node → the last role it was seen in but down
 	for _, e := range events {
-		if e.Kind == "role" && strings.HasSuffix(e.Detail, "→ primary") && !strings.HasPrefix(e.Detail, "down ") && e.EtcdRevision > 0 {
-			out = append(out, serve{node: strings.Trim(e.Target, "[]"), rev: e.EtcdRevision, at: e.At})
+		if e.Kind != "role" {
+			continue
 		}
+		node := strings.Trim(e.Target, "[]")
+		from, to, _ := strings.Cut(e.Detail, " → ")
+		wasPrimary := lastUp[node] == "primary"
+		if to != "down" {
+			lastUp[node] = to
+		}
+		if to != "primary" || e.EtcdRevision <= 0 {
+			continue
+		}
+		if from == "down" && wasPrimary {
+			continue // the same primary, seen again
+		}
+		out = append(out, serve{node: node, rev: e.EtcdRevision, at: e.At})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].rev < out[j].rev })
 	return out

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -81,4 +82,28 @@ func TestDurableAcknowledgementFailsADeposedAppend(t *testing.T) {
 	in.Events[1].EtcdRevision = 0
 	res = DurableAcknowledgement(in)
 	require.True(t, res.Pass, evidence0(res))
+}
+
+// TestServesOfTellsAResumedPrimaryFromASlowPromotion: "down → primary" is
+// the same primary seen again when the node was primary before it went
+// silent (a paused primary resumed), and a takeover when it was promoting
+// (a node slow to answer on a loaded machine, read "down" for a moment).
+func TestServesOfTellsAResumedPrimaryFromASlowPromotion(t *testing.T) {
+	role := func(node, detail string, rev int64, sec int64) Event {
+		return Event{Kind: "role", Name: "role", Target: node, Detail: detail, OK: true, EtcdRevision: rev, At: sec * 1e9}
+	}
+	serves := servesOf([]Event{
+		role("master-0", "start → primary", 3, 1),
+		role("master-0", "primary → down", 0, 5),
+		role("master-1", "standby → primary", 40, 9),
+		role("master-0", "down → primary", 41, 10), // resumed: still believes it leads
+		role("master-2", "restarted → promoting", 0, 20),
+		role("master-2", "promoting → down", 0, 21),
+		role("master-2", "down → primary", 60, 22), // a slow answer in the middle of a promotion
+	})
+	var got []string
+	for _, s := range serves {
+		got = append(got, fmt.Sprintf("%s@%d", s.node, s.rev))
+	}
+	require.Equal(t, []string{"master-0@3", "master-1@40", "master-2@60"}, got)
 }
