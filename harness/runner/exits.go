@@ -76,6 +76,13 @@ func (r *run) masterExited(node string, p *proc.Process) {
 			armed = strings.TrimPrefix(armed+", "+name+"="+term, ", ")
 		}
 	}
+	if armed == "" && len(lastLinesWith(p.Log, gofailPanic)) > 0 {
+		// The failpoint fired before the fault that armed it was recorded
+		// (the node panicked on its next append, the arming call had not
+		// returned yet): only the harness arms failpoints, and the node's
+		// log names the failpoint panic.
+		armed = "a failpoint panic the harness armed (its log: " + gofailPanic + ")"
+	}
 	e := audit.Event{Kind: "exit", Target: node, Name: audit.ExitOwn,
 		Detail: fmt.Sprintf("%s, %v after its start (pid %d)", exitCause(p.ExitErr()), p.Exited().Sub(p.Started).Round(time.Millisecond), p.PID),
 		Log:    lastLines(p.Log, exitLogLines)}
@@ -84,6 +91,21 @@ func (r *run) masterExited(node string, p *proc.Process) {
 		e.Detail += "; armed: " + armed
 	}
 	r.events.push(e)
+}
+
+// gofailPanic is what a gofail panic term writes as the process dies.
+const gofailPanic = "panic: failpoint panic"
+
+// lastLinesWith are the lines of the last 64 KiB of the file at path that
+// hold needle.
+func lastLinesWith(path, needle string) []string {
+	var out []string
+	for _, l := range lastLines(path, 1<<20) {
+		if strings.Contains(l, needle) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // exitCause says how a process ended ("exit status 0" for nil).
