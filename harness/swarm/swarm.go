@@ -339,10 +339,10 @@ func supervised(steps []scenario.Step) []scenario.Step {
 }
 
 // crashesAtFailpoint says whether a move crashes a node at a failpoint (a
-// panic term), drawn a few times as canTake does.
+// panic term), in any of its probes.
 func crashesAtFailpoint(m move, sh shape) bool {
-	for probe := range 8 {
-		for _, st := range m.steps(rand.New(rand.NewPCG(uint64(probe), 0x9e37)), sh, "probe") {
+	for _, steps := range probes(m, sh) {
+		for _, st := range steps {
 			if f := st.Fault; f != nil && f.Kind == "failpoint" && masterkind.TermForm(f.Term) == "panic" {
 				return true
 			}
@@ -388,13 +388,23 @@ func canTake(k masterkind.Kind, m move, sh shape) bool {
 	if len(k.Missing(needsBeyondSteps[m.name])) > 0 {
 		return false
 	}
-	for probe := range 8 {
-		sc := scenario.Scenario{Steps: m.steps(rand.New(rand.NewPCG(uint64(probe), 0x9e37)), sh, "probe")}
+	for _, steps := range probes(m, sh) {
+		sc := scenario.Scenario{Steps: steps}
 		if len(k.Missing(sc.Requires())) > 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// probes are a move's steps drawn a few times with fixed seeds: a step may
+// depend on the draw.
+func probes(m move, sh shape) [][]scenario.Step {
+	out := make([][]scenario.Step, 8)
+	for i := range out {
+		out[i] = m.steps(rand.New(rand.NewPCG(uint64(i), 0x9e37)), sh, "probe")
+	}
+	return out
 }
 
 // DrawFor returns run i of the swarm seeded with seed for master kind k:
