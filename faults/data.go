@@ -171,7 +171,12 @@ func corruptBatch(ctx context.Context, env Env, target string, underOldChecksum 
 			return 0, 0, fmt.Errorf("batch %d: %w", id, err)
 		}
 	}
-	rev, err := env.EtcdPut(ctx, key, bad)
+	// A swap from the record read: a batch the retention cycle deleted
+	// meanwhile is not brought back as garbage below the floor.
+	rev, swapped, err := env.EtcdSwap(ctx, key, raw, bad)
+	if err == nil && !swapped {
+		err = fmt.Errorf("%w: batch %d changed or was deleted while it was being corrupted", ErrUnavailable, id)
+	}
 	return id, rev, err
 }
 

@@ -80,6 +80,11 @@ type Etcd interface {
 	// directly (not through any link): corruption behind the masters' back.
 	EtcdGet(ctx context.Context, key string) ([]byte, error)
 	EtcdPut(ctx context.Context, key string, value []byte) (revision int64, err error)
+	// EtcdSwap puts value at key only if the key still holds old (nil: is
+	// absent), in one transaction: a fault that read a record and writes
+	// over it, or a heal that puts the record back, never overwrites what a
+	// master wrote in between (swapped false, nothing written).
+	EtcdSwap(ctx context.Context, key string, old, value []byte) (revision int64, swapped bool, err error)
 	// EtcdRevision is etcd's current revision, read linearizably.
 	EtcdRevision(ctx context.Context) (int64, error)
 	// RevokeWriterLease revokes the lease holding /snapshot/maintenance (held by
@@ -99,6 +104,8 @@ type Etcd interface {
 type KeyEnv interface {
 	Env
 	EtcdDelete(ctx context.Context, key string) (revision int64, err error)
+	// EtcdDeleteIf deletes key only if it holds old, in one transaction.
+	EtcdDeleteIf(ctx context.Context, key string, old []byte) (revision int64, deleted bool, err error)
 	// EtcdOldest is the key under prefix with the lowest create revision,
 	// and its value (an empty key when there is none).
 	EtcdOldest(ctx context.Context, prefix string) (key string, value []byte, err error)

@@ -55,14 +55,34 @@ func injectEtcdKey(ctx context.Context, env Env, s Spec, in *Injected) error {
 		return err
 	}
 	in.Targets, in.Revisions = []string{key}, []int64{rev}
+	// The heal puts back what the key held, only over what the fault wrote:
+	// a value a master wrote since (a floor moved up) is not undone.
+	var written []byte
+	if del, _ := s.Attrs["delete"].(bool); !del {
+		v, _ := s.Attrs["value"].(string)
+		written = []byte(v)
+	}
 	in.heal = func(ctx context.Context) error {
-		restore := Spec{Attrs: map[string]any{"delete": true}}
-		if before != nil {
-			restore = Spec{Attrs: map[string]any{"value": string(before)}}
+		var rev int64
+		var restored bool
+		var err error
+		switch {
+		case before == nil && written == nil:
+			return nil // absent before and after: nothing to put back
+		case before == nil:
+			ke, ok := env.(KeyEnv)
+			if !ok {
+				return fmt.Errorf("%w: deleting a key needs the runner's etcd client", ErrUnavailable)
+			}
+			rev, restored, err = ke.EtcdDeleteIf(ctx, key, written)
+		default:
+			rev, restored, err = env.EtcdSwap(ctx, key, written, before)
 		}
-		rev, err := writeKey(ctx, env, key, restore)
 		if err != nil {
 			return fmt.Errorf("restore %s: %w", key, err)
+		}
+		if !restored {
+			return notRepaired(ctx, env, key, key, "no longer holds what the fault wrote")
 		}
 		in.HealRevisions = append(in.HealRevisions, rev)
 		return nil

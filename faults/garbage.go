@@ -102,8 +102,24 @@ func injectGarbage(ctx context.Context, env Env, s Spec, in *Injected) error {
 		in.corrupted(id)
 		return nil
 	}
-	return garbageKey(ctx, env, rnd, t, form, in)
+	// A master may move the key between the read of its record and the
+	// write over it (a retention cycle moving the floor): the write is a
+	// swap from the record read, and a swap that lost is read again.
+	for attempt := 1; ; attempt++ {
+		err := garbageKey(ctx, env, rnd, t, form, in)
+		if !errors.Is(err, errMovedMeanwhile) || attempt == garbageAttempts {
+			return err
+		}
+	}
 }
+
+// garbageAttempts bounds the reads of a key that keeps moving under the
+// garbage fault.
+const garbageAttempts = 5
+
+// errMovedMeanwhile: the key changed between the fault's read and its write;
+// nothing was written.
+var errMovedMeanwhile = errors.New("the key changed between its read and the write over it: nothing written")
 
 // garbageKey overwrites one etcd key of the contract.
 func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, form string, in *Injected) error {
@@ -185,9 +201,12 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 	if bytes.Equal(garbage, orig) {
 		return fmt.Errorf("garbage for %s equals its value", name)
 	}
-	rev, err := env.EtcdPut(ctx, key, garbage)
+	rev, swapped, err := env.EtcdSwap(ctx, key, orig, garbage)
 	if err != nil {
 		return err
+	}
+	if !swapped {
+		return fmt.Errorf("%s: %w", name, errMovedMeanwhile)
 	}
 	in.Revisions = append(in.Revisions, rev)
 	in.Targets = []string{fmt.Sprintf("%s %s: %s%s", name, form, quote(garbage), note)}
@@ -204,20 +223,21 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 			if !ok {
 				return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, name)
 			}
-			if err := stillGarbage(ctx, env, key, name, garbage); err != nil {
-				return err
-			}
-			rev, err := ke.EtcdDelete(ctx, key)
+			rev, deleted, err := ke.EtcdDeleteIf(ctx, key, garbage)
 			if err != nil {
 				return err
+			}
+			if !deleted {
+				return notRepaired(ctx, env, key, name, "no longer holds the garbage written")
 			}
 			in.HealRevisions = append(in.HealRevisions, rev)
 			return nil
 		}
 	default:
-		// The operator's repair: the record as it was (nothing can have
-		// moved it meanwhile: every writer compares the raw value).
-		in.heal = restoreHeal(env, key, orig, in, func(ctx context.Context) error { return stillGarbage(ctx, env, key, name, garbage) })
+		// The operator's repair: the record as it was, only over the
+		// garbage (every writer compares the raw value, so nothing should
+		// have moved it; if something did, it is not undone).
+		in.heal = restoreHeal(env, key, name, garbage, orig, in, "no longer holds the garbage written")
 	}
 	return nil
 }
@@ -242,56 +262,53 @@ func floorAhead(ctx context.Context, env Env) (uint64, error) {
 	return latest + (top-latest)/2, nil
 }
 
-// restoreHeal is a heal that puts orig back at key, once check accepts
-// what the key holds now.
-func restoreHeal(env Env, key string, orig []byte, in *Injected, check func(ctx context.Context) error) func(ctx context.Context) error {
+// restoreHeal is a heal that puts orig back at key if the key still holds
+// written (nil: is absent); otherwise it writes nothing and says what the
+// key holds now.
+func restoreHeal(env Env, key, name string, written, orig []byte, in *Injected, otherwise string) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		if err := check(ctx); err != nil {
-			return err
-		}
-		rev, err := env.EtcdPut(ctx, key, orig)
+		rev, swapped, err := env.EtcdSwap(ctx, key, written, orig)
 		if err != nil {
 			return err
+		}
+		if !swapped {
+			return notRepaired(ctx, env, key, name, otherwise)
 		}
 		in.HealRevisions = append(in.HealRevisions, rev)
 		return nil
 	}
 }
 
-// absentKey deletes a record key; its heal puts the value back, unless
-// something wrote the key meanwhile.
+// notRepaired is the error of a heal that found its key written by
+// someone else: what the key holds now (or that it could not be read).
+func notRepaired(ctx context.Context, env Env, key, name, why string) error {
+	cur, err := env.EtcdGet(ctx, key)
+	if err != nil {
+		return fmt.Errorf("%s %s (now unreadable: %w): not repaired", name, why, err)
+	}
+	if cur == nil {
+		return fmt.Errorf("%s %s (now absent): not repaired", name, why)
+	}
+	return fmt.Errorf("%s %s (now %s): not repaired", name, why, quote(cur))
+}
+
+// absentKey deletes a record key if it still holds orig; its heal puts the
+// value back, unless something wrote the key meanwhile.
 func absentKey(ctx context.Context, env Env, key, name string, orig []byte, in *Injected) error {
 	ke, ok := env.(KeyEnv)
 	if !ok {
 		return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, name)
 	}
-	rev, err := ke.EtcdDelete(ctx, key)
+	rev, deleted, err := ke.EtcdDeleteIf(ctx, key, orig)
 	if err != nil {
 		return err
+	}
+	if !deleted {
+		return fmt.Errorf("%s: %w", name, errMovedMeanwhile)
 	}
 	in.Revisions = append(in.Revisions, rev)
 	in.Targets = []string{fmt.Sprintf("%s absent (was %s)", name, quote(orig))}
-	in.heal = restoreHeal(env, key, orig, in, func(ctx context.Context) error {
-		cur, err := env.EtcdGet(ctx, key)
-		if err != nil {
-			return err
-		}
-		if cur != nil {
-			return fmt.Errorf("%s was written again meanwhile (now %s): not repaired", name, quote(cur))
-		}
-		return nil
-	})
-	return nil
-}
-
-func stillGarbage(ctx context.Context, env Env, key, name string, garbage []byte) error {
-	cur, err := env.EtcdGet(ctx, key)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(cur, garbage) {
-		return fmt.Errorf("%s no longer holds the garbage written (now %s): not repaired", name, quote(cur))
-	}
+	in.heal = restoreHeal(env, key, name, nil, orig, in, "was written again meanwhile")
 	return nil
 }
 

@@ -34,6 +34,9 @@ type keyEnv struct {
 	rev   int64
 	dir   string
 	rnd   *rand.Rand
+	// beforeWrite, when set, runs before each conditional write: a master
+	// writing between the fault's read and its write.
+	beforeWrite func()
 }
 
 func newKeyEnv(t *testing.T, seed uint64) *keyEnv {
@@ -58,6 +61,29 @@ func (e *keyEnv) EtcdPut(_ context.Context, key string, v []byte) (int64, error)
 	e.kv[key] = bytes.Clone(v)
 	e.rev++
 	return e.rev, nil
+}
+
+func (e *keyEnv) EtcdSwap(ctx context.Context, key string, old, v []byte) (int64, bool, error) {
+	if e.beforeWrite != nil {
+		e.beforeWrite()
+	}
+	cur, ok := e.kv[key]
+	if (old == nil && ok) || (old != nil && (!ok || !bytes.Equal(cur, old))) {
+		return e.rev, false, nil
+	}
+	rev, err := e.EtcdPut(ctx, key, v)
+	return rev, err == nil, err
+}
+
+func (e *keyEnv) EtcdDeleteIf(ctx context.Context, key string, old []byte) (int64, bool, error) {
+	if e.beforeWrite != nil {
+		e.beforeWrite()
+	}
+	if cur, ok := e.kv[key]; !ok || !bytes.Equal(cur, old) {
+		return e.rev, false, nil
+	}
+	rev, err := e.EtcdDelete(ctx, key)
+	return rev, err == nil, err
 }
 
 func (e *keyEnv) EtcdDelete(_ context.Context, key string) (int64, error) {
@@ -252,6 +278,73 @@ func TestGarbageHealRefusesWhenTheKeyMovedOn(t *testing.T) {
 	e.kv[e.at("durable_prefix")] = moved
 	require.ErrorContains(t, in.Heal(ctx), "no longer holds the garbage")
 	require.Equal(t, moved, e.kv[e.at("durable_prefix")])
+}
+
+// A retention cycle moves the floor up between the fault's read of the
+// record and its write over it: the fault garbles the floor as it is now,
+// and its heal puts back that floor, never the lower one it read first (a
+// floor lowered under deleted batches reads as a lost OpLog).
+func TestGarbageNeverLowersAFloorMovedWhileItWasWritten(t *testing.T) {
+	ctx := context.Background()
+	for _, form := range []string{FormWrongFields, FormAbsent} {
+		t.Run(form, func(t *testing.T) {
+			e := newKeyEnv(t, 5)
+			seedKeys(t, e)
+			floor := e.at("snapshot/compaction_floor")
+			moved := batchsnap.Floor{BatchID: 3}.Encode()
+			e.beforeWrite = func() { e.kv[floor], e.beforeWrite = moved, nil }
+			in, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "snapshot/compaction_floor", Attrs: map[string]any{"form": form}})
+			require.NoError(t, err)
+			require.Contains(t, in.Targets[0], `:3}`, "the fault names the floor it replaced, batch 3")
+			require.NoError(t, in.Heal(ctx))
+			require.Equal(t, moved, e.kv[floor])
+		})
+	}
+	t.Run("moving without end", func(t *testing.T) {
+		e := newKeyEnv(t, 6)
+		seedKeys(t, e)
+		floor := e.at("snapshot/compaction_floor")
+		n := uint64(2)
+		var move func()
+		move = func() { n++; e.kv[floor], e.beforeWrite = batchsnap.Floor{BatchID: n}.Encode(), move }
+		e.beforeWrite = move
+		_, err := Inject(ctx, e, Spec{Kind: "garbage", Target: "snapshot/compaction_floor", Attrs: map[string]any{"form": FormWrongFields}})
+		require.ErrorIs(t, err, errMovedMeanwhile)
+		require.Equal(t, batchsnap.Floor{BatchID: n}.Encode(), e.kv[floor], "nothing written over the moving floor")
+	})
+}
+
+// A batch the retention cycle deleted while it was being corrupted is not
+// brought back as garbage.
+func TestCorruptBatchNeverResurrectsADeletedBatch(t *testing.T) {
+	ctx := context.Background()
+	e := newKeyEnv(t, 7)
+	seedKeys(t, e)
+	key := e.at("batches/00000000000000000001")
+	e.beforeWrite = func() { delete(e.kv, key) }
+	_, _, err := corruptBatch(ctx, e, "first", false)
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.NotContains(t, e.kv, key)
+}
+
+// The etcd-key fault's heal puts the old value back only over what the
+// fault wrote.
+func TestEtcdKeyHealKeepsAValueWrittenSince(t *testing.T) {
+	ctx := context.Background()
+	e := newKeyEnv(t, 8)
+	seedKeys(t, e)
+	floor := e.at("snapshot/compaction_floor")
+	in, err := Inject(ctx, e, Spec{Kind: "etcd-key", Target: "snapshot/compaction_floor", Attrs: map[string]any{"value": "x"}})
+	require.NoError(t, err)
+	moved := batchsnap.Floor{BatchID: 3}.Encode()
+	e.kv[floor] = moved
+	require.ErrorContains(t, in.Heal(ctx), "no longer holds what the fault wrote")
+	require.Equal(t, moved, e.kv[floor])
+
+	in, err = Inject(ctx, e, Spec{Kind: "etcd-key", Target: "snapshot/compaction_floor", Attrs: map[string]any{"value": "y"}})
+	require.NoError(t, err)
+	require.NoError(t, in.Heal(ctx))
+	require.Equal(t, moved, e.kv[floor])
 }
 
 func TestGarbageUnavailableTargets(t *testing.T) {

@@ -319,6 +319,26 @@ func (e *Env) EtcdPut(ctx context.Context, key string, value []byte) (int64, err
 	return resp.Header.Revision, nil
 }
 
+// EtcdSwap puts value at key if the key holds old (nil: is absent).
+func (e *Env) EtcdSwap(ctx context.Context, key string, old, value []byte) (int64, bool, error) {
+	cli, err := e.C.Etcd.Client(nil)
+	if err != nil {
+		return 0, false, err
+	}
+	defer cli.Close()
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	cmp := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+	if old != nil {
+		cmp = clientv3.Compare(clientv3.Value(key), "=", string(old))
+	}
+	resp, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, string(value))).Commit()
+	if err != nil {
+		return 0, false, err
+	}
+	return resp.Header.Revision, resp.Succeeded, nil
+}
+
 // StorePut writes an object through the store's API with the harness's
 // own client.
 func (e *Env) StorePut(ctx context.Context, key string, data []byte) error {

@@ -100,6 +100,21 @@ func (e faultEnv) EtcdDelete(ctx context.Context, key string) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
+func (e faultEnv) EtcdDeleteIf(ctx context.Context, key string, old []byte) (int64, bool, error) {
+	cli, _, err := e.r.etcd()
+	if err != nil {
+		return 0, false, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, cluster.CallTimeout)
+	defer cancel()
+	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.Value(key), "=", string(old))).Then(clientv3.OpDelete(key)).Commit()
+	if err != nil {
+		return 0, false, fmt.Errorf("delete %s: %w", key, err)
+	}
+	return resp.Header.Revision, resp.Succeeded, nil
+}
+
 func (e faultEnv) EtcdDeleteAll(ctx context.Context, keys, prefixes []string) (int64, int64, error) {
 	cli, _, err := e.r.etcd()
 	if err != nil {
