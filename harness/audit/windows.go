@@ -49,7 +49,9 @@ var Windows = []Window{
 	{ID: "damaged-view", Doc: "masters start with the durable prefix present and the producer view absent, malformed, or ahead of every " +
 		"view a batch was appended under", Count: countDamagedView},
 	{ID: "commit-ends-badly", Doc: "the group committer crashes or loses etcd after an append is durable, before its waiters are answered: " +
-		"a mutation whose outcome the client got as unknown is durable", Count: countCommitEndsBadly},
+		"a mutation whose outcome the client got as unknown is durable", Count: countCommitEndsBadly, Extent: inDoubtBatches},
+	{ID: "crash-before-append", Doc: "a primary ends with a batch of several clients' entries built and its append not yet sent: " +
+		"none of them may have been acknowledged", Count: countCrashBeforeAppend, Extent: crashBeforeAppendClients},
 	{ID: "deposed-reads", Doc: "clients read from a primary cut off from etcd after its successor acknowledged a newer write",
 		Count: countDeposedReads},
 	{ID: "foreign-batch-at-id", Doc: "an append's outcome is unknown and another primary's batch sits at its id when the old primary reads it back",

@@ -18,6 +18,9 @@ import (
 var Failpoints = []FailpointInfo{
 	{fpPrimaryBeforeAppend, "primaryBeforeAppend", "primary: batch built, append transaction not yet sent"},
 	{fpPrimaryAfterAppend, "primaryAfterAppend", "primary: batch durable in etcd, not yet applied locally nor acknowledged"},
+	{fpAppendMinEntries, "appendMinEntries", "not a window: with return(N), primaryBeforeAppend and primaryAfterAppend are " +
+		"evaluated only for batches of at least N entries (a crash window reached with a batch of several clients' entries, " +
+		"not the one-entry batch a light load builds)"},
 	{fpPrimaryAfterCommit, "primaryAfterCommit", "primary: batch applied locally, acknowledgements about to go out"},
 	{fpPrimaryAppendUnknown, "primaryAppendUnknown", "primary: an append's outcome is unknown (no answer), the read-back that " +
 		"settles it not yet made (its resolve timeout not yet started)"},
@@ -67,6 +70,7 @@ var (
 	fpPrimaryBeforeAppend     = gofail.NewFailpoint("primaryBeforeAppend")
 	fpPrimaryAfterAppend      = gofail.NewFailpoint("primaryAfterAppend")
 	fpPrimaryAfterCommit      = gofail.NewFailpoint("primaryAfterCommit")
+	fpAppendMinEntries        = gofail.NewFailpoint("appendMinEntries")
 	fpPrimaryAppendUnknown    = gofail.NewFailpoint("primaryAppendUnknown")
 	fpStandbyBeforeApply      = gofail.NewFailpoint("standbyBeforeApply")
 	fpStandbyAfterApply       = gofail.NewFailpoint("standbyAfterApply")
@@ -114,6 +118,19 @@ func hit(fp *gofail.Failpoint) bool {
 	}
 	b, ok := v.(bool)
 	return !ok || b
+}
+
+// hitBatch evaluates a failpoint of the append path for a batch of entries:
+// not at all (its term neither fires nor counts) while appendMinEntries
+// asks for a bigger batch, so a count term such as 1*panic or
+// 1*return("hold") lands on the first batch big enough.
+func hitBatch(fp *gofail.Failpoint, entries int) bool {
+	if v, err := fpAppendMinEntries.Acquire(); err == nil {
+		if n, ok := v.(int); ok && entries < n {
+			return false
+		}
+	}
+	return hit(fp)
 }
 
 // holdValue is the return value that makes a failpoint hold its caller.

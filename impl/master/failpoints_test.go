@@ -34,3 +34,24 @@ func TestHoldFailpoint(t *testing.T) {
 		t.Fatal("the caller was not released")
 	}
 }
+
+// appendMinEntries keeps the append path's failpoints from firing, or
+// counting, for batches smaller than its value: 1*return(true) lands on
+// the first batch of at least 3 entries.
+func TestAppendMinEntriesGatesTheAppendFailpoints(t *testing.T) {
+	require.NoError(t, gofail.Enable("primaryAfterAppend", `1*return(true)`))
+	t.Cleanup(func() { _ = gofail.Disable("primaryAfterAppend") })
+	require.NoError(t, gofail.Enable("appendMinEntries", `return(3)`))
+	t.Cleanup(func() { _ = gofail.Disable("appendMinEntries") })
+	require.False(t, hitBatch(fpPrimaryAfterAppend, 1))
+	require.False(t, hitBatch(fpPrimaryAfterAppend, 2))
+	_, n, err := gofail.Status("primaryAfterAppend")
+	require.NoError(t, err)
+	require.Zero(t, n, "batches below the minimum are not counted")
+	require.True(t, hitBatch(fpPrimaryAfterAppend, 3))
+	require.False(t, hitBatch(fpPrimaryAfterAppend, 5), "1*: fired once")
+
+	require.NoError(t, gofail.Disable("appendMinEntries"))
+	require.NoError(t, gofail.Enable("primaryAfterAppend", `1*return(true)`))
+	require.True(t, hitBatch(fpPrimaryAfterAppend, 1), "without the gate every batch counts")
+}

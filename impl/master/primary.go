@@ -104,8 +104,8 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 	}
 	m.alloc.rebuild(m.capture())
 	c := oplog.NewGroupCommitter(w, m.newTx, oplog.Limits{MaxEntries: m.cfg.OplogBatchMaxEntries, MaxBytes: m.cfg.OplogBatchMaxBytes}, oplog.Hooks{
-		BeforeAppend: func(int) { hit(fpPrimaryBeforeAppend) },
-		AfterAppend:  func(state.Batch) { hit(fpPrimaryAfterAppend) },
+		BeforeAppend: func(n int) { hitBatch(fpPrimaryBeforeAppend, n) },
+		AfterAppend:  func(b state.Batch) { hitBatch(fpPrimaryAfterAppend, len(b.Entries)) },
 		AfterCommit: func(b state.Batch) {
 			m.m.batchesCommitted.Inc()
 			m.m.entriesCommitted.Add(float64(len(b.Entries)))
