@@ -53,6 +53,10 @@ type Shape struct {
 	StoreFiles bool
 	// Docker: nodes are containers with addresses of their own.
 	Docker bool
+	// PeerPairs: etcd members can be partitioned pair by pair, one
+	// direction at a time (the process runtime's peer switch, plain peer
+	// links).
+	PeerPairs bool
 	// Mount: the harness may mount a filesystem (CAP_SYS_ADMIN).
 	Mount bool
 }

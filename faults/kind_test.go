@@ -19,6 +19,7 @@ func TestEveryKindIsWholeAndDrawsValidSpecs(t *testing.T) {
 		{Etcd: 1, Masters: 2},
 		{Etcd: 3, Masters: 3, Snapshots: true, Retention: true, StoreFiles: true, Mount: true},
 		{Etcd: 3, Masters: 2, Snapshots: true, Docker: true},
+		{Etcd: 3, Masters: 3, PeerPairs: true},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	drawn := map[string]bool{}

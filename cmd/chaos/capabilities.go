@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/oplogha/oplogha/faults"
 	"sort"
 	"strings"
 
@@ -31,6 +32,22 @@ func printCapabilities(scs []*scenario.Scenario) {
 		has = append(has, fps...)
 		fmt.Printf("  has: %s\n", strings.Join(has, ", "))
 		fmt.Printf("  swarm moves (chaos swarm --master %s): %s\n", k.Name, strings.Join(swarm.Menu(k), ", "))
+	}
+	fmt.Println()
+	fmt.Println("fault kinds that depend on the runtime:")
+	process := faults.Shape{Etcd: 3, Masters: 3, Snapshots: true, Retention: true, StoreFiles: true, PeerPairs: true}
+	docker := faults.Shape{Etcd: 3, Masters: 3, Snapshots: true, Retention: true, StoreFiles: true, Docker: true}
+	for _, k := range faults.Kinds() {
+		pe, de := k.Available(process), k.Available(docker)
+		if (pe == nil) == (de == nil) {
+			continue
+		}
+		where := "process runtime (plain peer links)"
+		why := de
+		if pe != nil {
+			where, why = "docker runtime", pe
+		}
+		fmt.Printf("  %-16s %s only: elsewhere, %v\n", k.Name, where, why)
 	}
 	fmt.Println()
 	for _, sc := range scs {

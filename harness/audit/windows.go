@@ -364,10 +364,88 @@ func countDeposedReads(in *Input) map[string]int {
 		if before(all, g.Invoke)-before(all, own[n-1]+1) == 0 {
 			continue
 		}
-		if g.Outcome == history.OK {
-			out["served"]++
-		} else {
-			out["refused "+g.Code]++
+		how := "served"
+		if g.Outcome != history.OK {
+			how = "refused " + g.Code
+		}
+		if ownMemberBehind(in, g.Node, g.Invoke) {
+			how = "its etcd member behind the quorum, " + how
+		}
+		out[how]++
+	}
+	return out
+}
+
+// ownMemberBehind: when the read was sent, node reached only etcd members
+// the quorum's messages did not reach — its links to every other member
+// cut (link-down or blackhole faults in effect) and every member it still
+// reached partitioned from the rest (an etcd-partition cutting the
+// messages to it from every other member) — window 6's second form: a
+// primary whose own member has fallen behind the quorum, which answers
+// what only it still holds.
+func ownMemberBehind(in *Input, node string, at int64) bool {
+	members := map[string]bool{}
+	cutLinks := map[string]bool{}           // members node's links to are cut
+	inbound := map[string]map[string]bool{} // member → the members whose messages to it are cut
+	for _, f := range faultsInEffect(in.Events, at) {
+		targets := f.Anchor.Targets
+		switch f.Name {
+		case "link-down", "blackhole":
+			for _, l := range targets {
+				if n, m, ok := strings.Cut(l, "."); ok && n == node && strings.HasPrefix(m, "etcd-") {
+					cutLinks[m] = true
+				}
+			}
+		case "etcd-partition":
+			for _, c := range targets {
+				from, to, ok := strings.Cut(c, "→")
+				if !ok {
+					continue
+				}
+				members[from], members[to] = true, true
+				if inbound[to] == nil {
+					inbound[to] = map[string]bool{}
+				}
+				inbound[to][from] = true
+			}
+		}
+	}
+	if len(members) == 0 {
+		return false
+	}
+	for m := range cutLinks {
+		members[m] = true
+	}
+	reached := 0
+	for m := range members {
+		if cutLinks[m] {
+			continue
+		}
+		reached++
+		if len(inbound[m]) < len(members)-1 {
+			return false // a member node reaches still hears from another
+		}
+	}
+	return reached > 0
+}
+
+// faultsInEffect are the fault events (with their anchors) injected at or
+// before at and not healed by then.
+func faultsInEffect(events []Event, at int64) []Event {
+	var out []Event
+	for i, e := range events {
+		if e.Kind != "fault" || !e.OK || e.Anchor == nil || e.At > at {
+			continue
+		}
+		healed := false
+		for _, h := range events[i+1:] {
+			if h.Kind == "heal" && h.Detail == e.Detail && h.At <= at {
+				healed = true
+				break
+			}
+		}
+		if !healed {
+			out = append(out, e)
 		}
 	}
 	return out

@@ -84,3 +84,26 @@ func TestCommitEndsBadlyInDoubtBatches(t *testing.T) {
 	in.Ops = in.Ops[:2]
 	require.Empty(t, inDoubtBatches(in))
 }
+
+// TestDeposedReadsSecondForm: a read sent while its node reached only the
+// member an etcd-partition cut from the others (its links to those cut)
+// counts as the second form; once the node's link to a member of the
+// quorum is back, or without the partition, it is the first.
+func TestDeposedReadsSecondForm(t *testing.T) {
+	partition := Event{At: 10, Kind: "fault", Name: "etcd-partition", Detail: "minority", OK: true,
+		Anchor: &Anchor{Targets: []string{"etcd-2→etcd-0", "etcd-0→etcd-2", "etcd-2→etcd-1", "etcd-1→etcd-2"}}}
+	cut := Event{At: 11, Kind: "fault", Name: "link-down", Detail: "cut", OK: true,
+		Anchor: &Anchor{Targets: []string{"master-0.etcd-0", "master-0.etcd-1"}}}
+	healCut := Event{At: 30, Kind: "heal", Name: "link-down", Detail: "cut", OK: true}
+	in := &Input{Events: []Event{partition, cut, healCut}}
+	require.True(t, ownMemberBehind(in, "master-0", 20))
+	require.False(t, ownMemberBehind(in, "master-1", 20), "another node's links are up")
+	require.False(t, ownMemberBehind(in, "master-0", 5), "before the faults")
+	require.False(t, ownMemberBehind(in, "master-0", 31), "its link to the quorum is back")
+	in.Events = []Event{cut}
+	require.False(t, ownMemberBehind(in, "master-0", 20), "no partition: etcd-2 is with the quorum")
+	oneWay := partition
+	oneWay.Anchor = &Anchor{Targets: []string{"etcd-2→etcd-0", "etcd-2→etcd-1"}}
+	in.Events = []Event{oneWay, cut}
+	require.False(t, ownMemberBehind(in, "master-0", 20), "etcd-2 still hears the quorum")
+}

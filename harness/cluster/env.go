@@ -319,6 +319,23 @@ func (e *Env) EtcdPut(ctx context.Context, key string, value []byte) (int64, err
 	return resp.Header.Revision, nil
 }
 
+// CutPeers drops every raft message from etcd member from to member to
+// (faults.PeerPartitioner), where the cluster has a peer switch.
+func (e *Env) CutPeers(from, to string) error {
+	if e.C.Peers == nil {
+		return fmt.Errorf("%w: no peer switch on this runtime (docker, or peer TLS)", faults.ErrUnavailable)
+	}
+	return e.C.Peers.Cut(from, to)
+}
+
+// RestorePeers lets raft messages from → to pass again.
+func (e *Env) RestorePeers(from, to string) error {
+	if e.C.Peers == nil {
+		return fmt.Errorf("%w: no peer switch on this runtime (docker, or peer TLS)", faults.ErrUnavailable)
+	}
+	return e.C.Peers.Restore(from, to)
+}
+
 // EtcdSwap puts value at key if the key holds old (nil: is absent).
 func (e *Env) EtcdSwap(ctx context.Context, key string, old, value []byte) (int64, bool, error) {
 	cli, err := e.C.Etcd.Client(nil)

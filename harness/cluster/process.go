@@ -1,6 +1,6 @@
 // Package cluster brings up a whole cluster for one run on the process
 // runtime: a toxiproxy, an etcd cluster whose every inbound peer link is a
-// proxy, and masters whose every etcd connection and whose client API is a
+// proxy (behind a peer switch that cuts pairs of members apart), and masters whose every etcd connection and whose client API is a
 // proxy — all local processes on 127.0.0.1 with ports allocated for the run,
 // data and logs under the run directory, stopped by PID at the end.
 package cluster
@@ -19,6 +19,7 @@ import (
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/etcd"
 	"github.com/oplogha/oplogha/harness/masters"
+	"github.com/oplogha/oplogha/harness/peerswitch"
 	"github.com/oplogha/oplogha/harness/ports"
 	"github.com/oplogha/oplogha/harness/proc"
 	"github.com/oplogha/oplogha/harness/s3server"
@@ -127,9 +128,12 @@ func FileSHA256(path string) (string, error) {
 
 // Cluster is a running cluster.
 type Cluster struct {
-	Dir      string
-	Group    *proc.Group
-	Toxi     *toxi.Server
+	Dir   string
+	Group *proc.Group
+	Toxi  *toxi.Server
+	// Peers partitions etcd members pair by pair (nil where it cannot:
+	// the docker runtime, peer TLS).
+	Peers    *peerswitch.Switch
 	Etcd     *etcd.Cluster
 	Masters  *masters.Set
 	S3       *s3server.Server // nil without an S3 store
@@ -173,6 +177,12 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 		}
 		etcdSec, scheme = c.Sec.etcd, "https"
 	}
+	if group.Launcher == nil && !shape.Security.TLS {
+		// Pairs of members partitioned one direction at a time: only where
+		// the harness reaches the peer links in process, over plain HTTP.
+		c.Peers = peerswitch.New()
+		group.OnClose(c.Peers.Close)
+	}
 	ec, err := etcd.Start(ctx, group, etcd.Options{Security: etcdSec,
 		Members: shape.EtcdMembers, Binary: bins.Etcd.Path, Dir: filepath.Join(dir, "etcd"), QuotaBytes: shape.EtcdQuotaBytes,
 		Token: fmt.Sprintf("%s-%d-%d", shape.ClusterID, shape.Seed, time.Now().UnixNano()), // unique per run: clusters of parallel runs never join each other
@@ -181,7 +191,18 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 			if err != nil {
 				return "", err
 			}
-			return scheme + "://" + l.Listen, nil
+			if c.Peers == nil {
+				return scheme + "://" + l.Listen, nil
+			}
+			free, err := ports.Free(1)
+			if err != nil {
+				return "", err
+			}
+			listen, err := c.Peers.Add(fmt.Sprintf("etcd-%d", i), ports.Addr(free[0]), l.Listen)
+			if err != nil {
+				return "", err
+			}
+			return scheme + "://" + listen, nil
 		},
 	})
 	if err != nil {
