@@ -14,8 +14,8 @@ import (
 // client links to both members included).
 type PeerPartitioner interface {
 	// CutPeers drops every raft message from → to until RestorePeers.
-	CutPeers(from, to string) error
-	RestorePeers(from, to string) error
+	CutPeers(ctx context.Context, from, to string) error
+	RestorePeers(ctx context.Context, from, to string) error
 }
 
 // Partition forms (attrs.form) and directions (attrs.direction).
@@ -36,7 +36,7 @@ func init() {
 			"member, with attrs.with members on its side, against the rest: a minority/majority split), bridge (every " +
 			"member but the target cut from every other, the target reaching all) or pair (the target and attrs.peer); " +
 			"attrs.direction both (default), out (the target side's messages dropped) or in (messages to it dropped); " +
-			"heal restores every pair it cut. Process runtime with plain peer links only",
+			"heal restores every pair it cut. Plain peer links only (not with peer TLS)",
 		check:     checkEtcdPartition,
 		available: func(sh Shape) error { return peerPairsAvailable(sh) },
 		inject:    injectEtcdPartition,
@@ -46,7 +46,7 @@ func init() {
 
 func peerPairsAvailable(sh Shape) error {
 	if !sh.PeerPairs {
-		return errors.New("needs the process runtime's peer switch (not the docker runtime, not peer TLS)")
+		return errors.New("needs the peer switch, which reads etcd's peer headers: not with peer TLS")
 	}
 	if sh.Etcd < 3 {
 		return errors.New("needs at least 3 etcd members")
@@ -154,7 +154,7 @@ func partitionCuts(members []string, target, form, dir string, with []string, pe
 func injectEtcdPartition(ctx context.Context, env Env, s Spec, in *Injected) error {
 	p, ok := env.(PeerPartitioner)
 	if !ok || p == nil {
-		return fmt.Errorf("%w: etcd-partition needs the process runtime's peer switch", ErrUnavailable)
+		return fmt.Errorf("%w: etcd-partition needs the cluster's peer switch", ErrUnavailable)
 	}
 	target, err := resolveNode(ctx, env, s)
 	if err != nil {
@@ -175,21 +175,21 @@ func injectEtcdPartition(ctx context.Context, env Env, s Spec, in *Injected) err
 		return err
 	}
 	var done [][2]string
-	restore := func() error {
+	restore := func(ctx context.Context) error {
 		var errs []error
 		for _, c := range done {
-			errs = append(errs, p.RestorePeers(c[0], c[1]))
+			errs = append(errs, p.RestorePeers(ctx, c[0], c[1]))
 		}
 		return errors.Join(errs...)
 	}
 	for _, c := range cuts {
-		if err := p.CutPeers(c[0], c[1]); err != nil {
-			return errors.Join(err, restore())
+		if err := p.CutPeers(ctx, c[0], c[1]); err != nil {
+			return errors.Join(err, restore(context.WithoutCancel(ctx)))
 		}
 		done = append(done, c)
 		in.Targets = append(in.Targets, c[0]+"→"+c[1])
 	}
-	in.heal = func(context.Context) error { return restore() }
+	in.heal = restore
 	return nil
 }
 

@@ -20,11 +20,11 @@ func (e *peerEnv) EtcdMembers() []string { return []string{"etcd-0", "etcd-1", "
 func (e *peerEnv) Masters() []string     { return []string{"master-0"} }
 func (e *peerEnv) Rand() *rand.Rand      { return e.rnd }
 func (e *peerEnv) Running(string) bool   { return true }
-func (e *peerEnv) CutPeers(from, to string) error {
+func (e *peerEnv) CutPeers(_ context.Context, from, to string) error {
 	e.cut[[2]string{from, to}] = true
 	return nil
 }
-func (e *peerEnv) RestorePeers(from, to string) error {
+func (e *peerEnv) RestorePeers(_ context.Context, from, to string) error {
 	delete(e.cut, [2]string{from, to})
 	return nil
 }
@@ -84,7 +84,8 @@ func TestEtcdPartitionRefusesWhatItCannotDo(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.Empty(t, e.cuts())
 	k, _ := Lookup("etcd-partition")
-	require.ErrorIs(t, k.Available(Shape{Etcd: 3, Masters: 3, Docker: true}), ErrUnavailable)
+	require.ErrorIs(t, k.Available(Shape{Etcd: 3, Masters: 3, Docker: true}), ErrUnavailable, "docker with peer TLS")
+	require.NoError(t, k.Available(Shape{Etcd: 3, Masters: 3, Docker: true, PeerPairs: true}))
 	require.ErrorIs(t, k.Available(Shape{Etcd: 1, Masters: 3, PeerPairs: true}), ErrUnavailable)
 	require.NoError(t, k.Available(Shape{Etcd: 3, Masters: 3, PeerPairs: true}))
 }

@@ -54,8 +54,8 @@ type Shape struct {
 	// Docker: nodes are containers with addresses of their own.
 	Docker bool
 	// PeerPairs: etcd members can be partitioned pair by pair, one
-	// direction at a time (the process runtime's peer switch, plain peer
-	// links).
+	// direction at a time (the cluster's peer switch: plain peer links, on
+	// either runtime).
 	PeerPairs bool
 	// Mount: the harness may mount a filesystem (CAP_SYS_ADMIN).
 	Mount bool

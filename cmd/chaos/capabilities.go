@@ -34,20 +34,26 @@ func printCapabilities(scs []*scenario.Scenario) {
 		fmt.Printf("  swarm moves (chaos swarm --master %s): %s\n", k.Name, strings.Join(swarm.Menu(k), ", "))
 	}
 	fmt.Println()
-	fmt.Println("fault kinds that depend on the runtime:")
-	process := faults.Shape{Etcd: 3, Masters: 3, Snapshots: true, Retention: true, StoreFiles: true, PeerPairs: true}
-	docker := faults.Shape{Etcd: 3, Masters: 3, Snapshots: true, Retention: true, StoreFiles: true, Docker: true}
+	fmt.Println("fault kinds that do not apply to every cluster:")
+	full := faults.Shape{Etcd: 3, Masters: 3, Snapshots: true, Retention: true, StoreFiles: true, PeerPairs: true}
+	clusters := []struct {
+		name string
+		sh   faults.Shape
+	}{
+		{"process runtime", full},
+		{"docker runtime", func() faults.Shape { sh := full; sh.Docker = true; return sh }()},
+		{"peer TLS (smoke-secure)", func() faults.Shape { sh := full; sh.PeerPairs = false; return sh }()},
+	}
 	for _, k := range faults.Kinds() {
-		pe, de := k.Available(process), k.Available(docker)
-		if (pe == nil) == (de == nil) {
-			continue
+		var not []string
+		for _, c := range clusters {
+			if err := k.Available(c.sh); err != nil {
+				not = append(not, c.name)
+			}
 		}
-		where := "process runtime (plain peer links)"
-		why := de
-		if pe != nil {
-			where, why = "docker runtime", pe
+		if len(not) > 0 && len(not) < len(clusters) {
+			fmt.Printf("  %-16s not on: %s\n", k.Name, strings.Join(not, ", "))
 		}
-		fmt.Printf("  %-16s %s only: elsewhere, %v\n", k.Name, where, why)
 	}
 	fmt.Println()
 	for _, sc := range scs {

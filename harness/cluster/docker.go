@@ -40,10 +40,19 @@ func DockerImages(ctx context.Context, bins Binaries, runID string, public bool,
 		}
 		byPath[b.Path] = docker.Image{Ref: ref}
 	}
-	ref := "oplogha-run/master:" + strings.ToLower(runID)
-	if _, _, err := docker.EnsureImage(ctx, ref, bins.Master.Path, bins.Master.SHA256, nil); err != nil {
-		return nil, nil, err
+	// The master and the peer switch are built from the tree the run
+	// tests: images of the run's own, removed with it.
+	var own []string
+	for _, b := range []BinaryInfo{bins.Master, bins.PeerSwitch} {
+		if b.Path == "" {
+			continue
+		}
+		ref := "oplogha-run/" + b.Name + ":" + strings.ToLower(runID)
+		if _, _, err := docker.EnsureImage(ctx, ref, b.Path, b.SHA256, nil); err != nil {
+			return nil, own, err
+		}
+		byPath[b.Path] = docker.Image{Ref: ref}
+		own = append(own, ref)
 	}
-	byPath[bins.Master.Path] = docker.Image{Ref: ref}
-	return byPath, []string{ref}, nil
+	return byPath, own, nil
 }

@@ -321,19 +321,19 @@ func (e *Env) EtcdPut(ctx context.Context, key string, value []byte) (int64, err
 
 // CutPeers drops every raft message from etcd member from to member to
 // (faults.PeerPartitioner), where the cluster has a peer switch.
-func (e *Env) CutPeers(from, to string) error {
+func (e *Env) CutPeers(ctx context.Context, from, to string) error {
 	if e.C.Peers == nil {
-		return fmt.Errorf("%w: no peer switch on this runtime (docker, or peer TLS)", faults.ErrUnavailable)
+		return fmt.Errorf("%w: no peer switch in this cluster (peer TLS)", faults.ErrUnavailable)
 	}
-	return e.C.Peers.Cut(from, to)
+	return e.C.Peers.Cut(ctx, from, to)
 }
 
 // RestorePeers lets raft messages from → to pass again.
-func (e *Env) RestorePeers(from, to string) error {
+func (e *Env) RestorePeers(ctx context.Context, from, to string) error {
 	if e.C.Peers == nil {
-		return fmt.Errorf("%w: no peer switch on this runtime (docker, or peer TLS)", faults.ErrUnavailable)
+		return fmt.Errorf("%w: no peer switch in this cluster (peer TLS)", faults.ErrUnavailable)
 	}
-	return e.C.Peers.Restore(from, to)
+	return e.C.Peers.Restore(ctx, from, to)
 }
 
 // EtcdSwap puts value at key if the key holds old (nil: is absent).

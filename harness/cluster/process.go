@@ -70,6 +70,8 @@ const (
 // Binaries are the programs a run uses.
 type Binaries struct {
 	Etcd, Toxiproxy, Master, Versity, FakeS3 BinaryInfo
+	// PeerSwitch is cmd/peerswitch, built from the tree beside the master.
+	PeerSwitch BinaryInfo
 }
 
 // BinaryInfo identifies a binary for the bundle.
@@ -102,7 +104,11 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string, masterTa
 	if err := bin.BuildProject(ctx, cache.Root, "./cmd/master", b.Master.Path, masterTags...); err != nil {
 		return b, err
 	}
-	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master, &b.Versity, &b.FakeS3} {
+	b.PeerSwitch = BinaryInfo{Name: "peerswitch", Version: "tree", Path: filepath.Join(dir, "peerswitch")}
+	if err := bin.BuildProject(ctx, cache.Root, "./cmd/peerswitch", b.PeerSwitch.Path); err != nil {
+		return b, err
+	}
+	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master, &b.Versity, &b.FakeS3, &b.PeerSwitch} {
 		sum, err := FileSHA256(x.Path)
 		if err != nil {
 			return b, err
@@ -131,9 +137,8 @@ type Cluster struct {
 	Dir   string
 	Group *proc.Group
 	Toxi  *toxi.Server
-	// Peers partitions etcd members pair by pair (nil where it cannot:
-	// the docker runtime, peer TLS).
-	Peers    *peerswitch.Switch
+	// Peers partitions etcd members pair by pair (nil with peer TLS).
+	Peers    *peerswitch.Remote
 	Etcd     *etcd.Cluster
 	Masters  *masters.Set
 	S3       *s3server.Server // nil without an S3 store
@@ -177,11 +182,12 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 		}
 		etcdSec, scheme = c.Sec.etcd, "https"
 	}
-	if group.Launcher == nil && !shape.Security.TLS {
-		// Pairs of members partitioned one direction at a time: only where
-		// the harness reaches the peer links in process, over plain HTTP.
-		c.Peers = peerswitch.New()
-		group.OnClose(c.Peers.Close)
+	if !shape.Security.TLS && bins.PeerSwitch.Path != "" {
+		// Pairs of members partitioned one direction at a time: the switch
+		// reads etcd's peer headers, so only over plain HTTP.
+		if c.Peers, err = peerswitch.Start(ctx, group, bins.PeerSwitch.Path, logs); err != nil {
+			return c, err
+		}
 	}
 	ec, err := etcd.Start(ctx, group, etcd.Options{Security: etcdSec,
 		Members: shape.EtcdMembers, Binary: bins.Etcd.Path, Dir: filepath.Join(dir, "etcd"), QuotaBytes: shape.EtcdQuotaBytes,
@@ -194,11 +200,7 @@ func Up(ctx context.Context, group *proc.Group, bins Binaries, shape Shape, dir 
 			if c.Peers == nil {
 				return scheme + "://" + l.Listen, nil
 			}
-			free, err := ports.Free(1)
-			if err != nil {
-				return "", err
-			}
-			listen, err := c.Peers.Add(fmt.Sprintf("etcd-%d", i), ports.Addr(free[0]), l.Listen)
+			listen, err := c.Peers.Add(ctx, fmt.Sprintf("etcd-%d", i), l.Listen)
 			if err != nil {
 				return "", err
 			}

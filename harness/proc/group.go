@@ -21,15 +21,6 @@ type Group struct {
 	procs   map[string]*Process
 	order   []string
 	gone    []Record
-	closers []func() error
-}
-
-// OnClose registers f to run on Close once every process has stopped: the
-// run's in-process parts (a proxy) end with its processes.
-func (g *Group) OnClose(f func() error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closers = append(g.closers, f)
 }
 
 // Record is what a Group remembers of a process for the bundle.
@@ -142,13 +133,6 @@ func (g *Group) Close(grace time.Duration) error {
 		if alive(p.PID) && p.Running() {
 			errs = append(errs, fmt.Errorf("%s (pid %d) still alive after stop", p.Name, p.PID))
 		}
-	}
-	g.mu.Lock()
-	closers := g.closers
-	g.closers = nil
-	g.mu.Unlock()
-	for _, f := range closers {
-		errs = append(errs, f())
 	}
 	if g.Launcher != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -36,6 +36,9 @@ func (r *run) useDocker(ctx context.Context, group *proc.Group, bins cluster.Bin
 	runID := "oplogha-" + unsafeName.ReplaceAllString(strings.ToLower(filepath.Base(r.dir)), "-")
 	images, own, err := cluster.DockerImages(ctx, bins, runID, r.opts.PublicImages, r.opts.Progress)
 	if err != nil {
+		for _, ref := range own {
+			_ = docker.RemoveImage(ctx, ref)
+		}
 		return err
 	}
 	mounts := []string{r.work}

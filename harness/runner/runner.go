@@ -314,7 +314,7 @@ func (r *run) meta(runErr error) bundle.Meta {
 	if r.cluster != nil {
 		m.BootMS = r.cluster.Boot.Milliseconds()
 	}
-	for _, b := range []cluster.BinaryInfo{r.binaries.Etcd, r.binaries.Toxiproxy, r.binaries.Master, r.binaries.Versity, r.binaries.FakeS3} {
+	for _, b := range []cluster.BinaryInfo{r.binaries.Etcd, r.binaries.Toxiproxy, r.binaries.Master, r.binaries.Versity, r.binaries.FakeS3, r.binaries.PeerSwitch} {
 		if b.Name != "" {
 			m.Binaries = append(m.Binaries, bundle.Binary{Name: b.Name, Version: b.Version, SHA256: b.SHA256})
 		}

@@ -52,6 +52,7 @@ func dockerLeftovers(t *testing.T, run string) []string {
 // TestDockerRuntimeScenarios runs, on the docker runtime, the smoke
 // scenario and four crash windows of the pr tier — the same files the
 // process runtime runs in TestPRTierScenarios, so the verdicts compare —
+// the partitions between etcd members (the peer switch as a container),
 // and the scenarios only containers allow (scenarios/docker: partitions by
 // network disconnect). Every audit must pass, the bundle must say docker
 // and its boot time, and no container, network or run image may be left.
@@ -68,7 +69,9 @@ func TestDockerRuntimeScenarios(t *testing.T) {
 	// on docker, and the second master recovered from it where the scenario
 	// asserts the complete OpLog (bundle crash-after-gc-seed21, runtime docker).
 	files := []string{"pr/smoke.yaml", "pr/crash-after-append.yaml", "pr/crash-after-floor.yaml",
-		"pr/lease-lost-before-cas.yaml", "pr/promotion-after-capture.yaml"}
+		"pr/lease-lost-before-cas.yaml", "pr/promotion-after-capture.yaml",
+		// partitions between etcd members through the peer switch's container
+		"pr/deposed-reads-lagging-member.yaml", "nightly/etcd-member-partitions.yaml"}
 	extra, err := filepath.Glob("../../scenarios/docker/*.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, extra)
