@@ -22,10 +22,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -202,12 +204,7 @@ func (s *Switch) Cuts() []string {
 func (s *Switch) Members() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for n := range s.members {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.members))
 }
 
 // Close stops every proxy and ends every request in progress.
