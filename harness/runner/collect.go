@@ -54,7 +54,13 @@ func (r *run) collect(ctx context.Context) error {
 	// The etcd dump and the object listing must describe one moment: a
 	// standby that publishes and collects garbage between the two would
 	// leave a dump whose pointers name what the listing no longer holds.
-	// Every running master is frozen (SIGSTOP) until both are read.
+	// Every running master is frozen (SIGSTOP) until both are read, and
+	// the sampler stopped first: what it keeps must be named in the
+	// history read below (CI once kept a snapshot whose pointer put,
+	// in flight at the freeze, committed after etcd was read).
+	if r.stopSampler != nil {
+		r.stopSampler()
+	}
 	resume, err := r.freezeMasters()
 	defer resume()
 	if err != nil {
@@ -133,8 +139,8 @@ func (r *run) collect(ctx context.Context) error {
 	// Every snapshot a pointer named: the final ones while the masters
 	// are frozen (whole), then those of the history the sampler missed.
 	if storeOK {
-		live := func(ctx context.Context) ([2][]byte, error) { return readPointers(ctx, cli, ks) }
-		r.keepNamed(ctx, cli, ks, st)
+		live := func(ctx context.Context) ([2][]byte, error) { return readPointersAt(ctx, cli, ks, final.Revision) }
+		r.keepNamedAt(ctx, cli, ks, st, final.Revision)
 		events, err := etcddump.ReadHistoryFile(filepath.Join(r.dir, bundle.EtcdHistoryFile))
 		if err != nil {
 			return err

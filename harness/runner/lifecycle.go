@@ -129,15 +129,30 @@ func (r *run) boot(ctx context.Context, group *proc.Group) (stop func(), err err
 	r.events.add("note", bundle.BootNote, "", fmt.Sprintf("cluster healthy in %v", c.Boot.Round(time.Millisecond)), true)
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obs sync.WaitGroup
-	for _, observe := range []func(context.Context){r.observe, r.observePublications, r.sample} {
+	for _, observe := range []func(context.Context){r.observe, r.observePublications} {
 		obs.Add(1)
 		go func() {
 			defer obs.Done()
 			observe(obsCtx)
 		}()
 	}
+	// The sampler keeps every snapshot a pointer names; collection stops it
+	// before it freezes the masters and reads etcd, so nothing is kept that
+	// the history it reads cannot name (a pointer put in flight at the
+	// freeze commits after the read).
+	sampCtx, stopSamp := context.WithCancel(obsCtx)
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		r.sample(sampCtx)
+	}()
+	r.stopSampler = sync.OnceFunc(func() {
+		stopSamp()
+		<-sampled
+	})
 	stops = append(stops, func() {
 		stopObs()
+		r.stopSampler()
 		obs.Wait()
 		r.seen.Wait()
 	})

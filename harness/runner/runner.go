@@ -147,6 +147,9 @@ type run struct {
 	panics armedPanics
 	// seen are the role events whose revision is being read (revisionSeen).
 	seen sync.WaitGroup
+	// stopSampler ends the retention sampler and its snapshot keeping and
+	// waits for it (nil before the cluster is up).
+	stopSampler func()
 	// replayOKOps are the acknowledged ops at each fault this run injected,
 	// by step: a replay's progress is counted from its previous fault.
 	replayOKOps map[int]int64

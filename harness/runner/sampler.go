@@ -124,8 +124,18 @@ func countGroups(list []objects.Object, prefix string) int {
 
 // readPointers reads both pointer slots' raw values in one request.
 func readPointers(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) ([2][]byte, error) {
+	return readPointersAt(ctx, cli, ks, 0)
+}
+
+// readPointersAt reads both pointer slots as they were at etcd revision rev
+// (0: now).
+func readPointersAt(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, rev int64) ([2][]byte, error) {
 	var out [2][]byte
-	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest()), clientv3.OpGet(ks.SnapshotFallback())).Commit()
+	var opts []clientv3.OpOption
+	if rev > 0 {
+		opts = append(opts, clientv3.WithRev(rev))
+	}
+	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(ks.SnapshotLatest(), opts...), clientv3.OpGet(ks.SnapshotFallback(), opts...)).Commit()
 	if err != nil {
 		return out, err
 	}
@@ -139,10 +149,16 @@ func readPointers(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspac
 
 // keepNamed keeps (snapshotKeeper) the snapshots the pointers name now.
 func (r *run) keepNamed(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objects.Reader) {
+	r.keepNamedAt(ctx, cli, ks, st, 0)
+}
+
+// keepNamedAt keeps the snapshots the pointers named at etcd revision rev
+// (0: now): collection keeps those of the revision its history ends at.
+func (r *run) keepNamedAt(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace, st objects.Reader, rev int64) {
 	if st == nil || r.keeper == nil {
 		return
 	}
-	live := func(ctx context.Context) ([2][]byte, error) { return readPointers(ctx, cli, ks) }
+	live := func(ctx context.Context) ([2][]byte, error) { return readPointersAt(ctx, cli, ks, rev) }
 	ptrs, err := live(ctx)
 	if err != nil {
 		return
