@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -163,30 +164,21 @@ func DurableAcknowledgement(in *Input) Result {
 // outcome were durable (entries beyond the acknowledged ones), the
 // commit-ends-badly window's count.
 func refusalsNotDurable(in *Input, log *durableLog, ev *evidence, n map[string]int) int {
-	type kop struct {
-		k  [2]string
-		op batchlog.OpType
+	durable := map[objectWrite]int{}
+	for k, batches := range log.objectWrites() {
+		durable[k] = len(batches)
 	}
-	durable := map[kop]int{}
-	for _, de := range log.entries {
-		if de.e.Op != batchlog.OpPutEnd && de.e.Op != batchlog.OpRemove {
-			continue
-		}
-		k := model.Key(de.e.Tenant, de.e.Key)
-		durable[kop{[2]string{k.Tenant, k.Key}, de.e.Op}]++
-	}
-	may := map[kop]int{}
-	acked := map[kop]int{}
-	unknown := map[kop]int{}
-	refused := map[kop][]*history.Op{}
-	var order []kop
+	may := map[objectWrite]int{}
+	acked := map[objectWrite]int{}
+	unknown := map[objectWrite]int{}
+	refused := map[objectWrite][]*history.Op{}
+	var order []objectWrite
 	for i := range in.Ops {
 		op := &in.Ops[i]
-		want, mutation := ackedOp(op)
-		if !mutation || op.Kind == history.Mount {
+		k, ok := objectWriteOf(op)
+		if !ok {
 			continue
 		}
-		k := kop{ackKey(op), want}
 		switch op.Outcome {
 		case history.OK:
 			may[k]++
@@ -216,6 +208,41 @@ func refusalsNotDurable(in *Input, log *durableLog, ev *evidence, n map[string]i
 		total += min(u, max(0, durable[k]-acked[k]))
 	}
 	return total
+}
+
+// objectWrite ties durable entries to the client ops that may have written
+// them: an object (tenant normalised, as ackKey gives it) and the op type
+// (PUT_END or REMOVE).
+type objectWrite struct {
+	k  [2]string
+	op batchlog.OpType
+}
+
+// objectWriteOf is the objectWrite of a put or remove (false for reads and
+// segment mounts).
+func objectWriteOf(op *history.Op) (objectWrite, bool) {
+	want, mutation := ackedOp(op)
+	if !mutation || op.Kind == history.Mount {
+		return objectWrite{}, false
+	}
+	return objectWrite{ackKey(op), want}, true
+}
+
+// objectWrites are the batches of the durable PUT_END and REMOVE entries of
+// each objectWrite, in the log's sequence order.
+func (l *durableLog) objectWrites() map[objectWrite][]uint64 {
+	seqs := slices.Sorted(maps.Keys(l.entries))
+	out := map[objectWrite][]uint64{}
+	for _, seq := range seqs {
+		de := l.entries[seq]
+		if de.e.Op != batchlog.OpPutEnd && de.e.Op != batchlog.OpRemove {
+			continue
+		}
+		k := model.Key(de.e.Tenant, de.e.Key)
+		w := objectWrite{[2]string{k.Tenant, k.Key}, de.e.Op}
+		out[w] = append(out[w], de.batch)
+	}
+	return out
 }
 
 // ackedOp is the op type an acknowledged mutation writes.

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/oplogha/oplogha/harness/history"
-	"github.com/oplogha/oplogha/harness/model"
-	"github.com/oplogha/oplogha/impl/contract/batchlog"
 )
 
 // The crash windows at the append are only as strong as the batch they
@@ -24,31 +22,18 @@ func inDoubtBatches(in *Input) map[string]int {
 	if err != nil {
 		return nil
 	}
-	log := newDurableLog(d)
-	type kop struct {
-		k  [2]string
-		op batchlog.OpType
-	}
-	where := map[kop][]uint64{} // the batches each kop's durable entries are in
-	for _, de := range log.entries {
-		if de.e.Op != batchlog.OpPutEnd && de.e.Op != batchlog.OpRemove {
-			continue
-		}
-		k := model.Key(de.e.Tenant, de.e.Key)
-		kk := kop{[2]string{k.Tenant, k.Key}, de.e.Op}
-		where[kk] = append(where[kk], de.batch)
-	}
-	acked := map[kop]int{}
+	where := newDurableLog(d).objectWrites() // the batches each write's durable entries are in
+	acked := map[objectWrite]int{}
 	var unknown []*history.Op
 	for i := range in.Ops {
 		op := &in.Ops[i]
-		want, mutation := ackedOp(op)
-		if !mutation || op.Kind == history.Mount {
+		k, ok := objectWriteOf(op)
+		if !ok {
 			continue
 		}
 		switch op.Outcome {
 		case history.OK:
-			acked[kop{ackKey(op), want}]++
+			acked[k]++
 		case history.Unknown:
 			unknown = append(unknown, op)
 		}
@@ -56,12 +41,11 @@ func inDoubtBatches(in *Input) map[string]int {
 	entries := map[uint64]int{}
 	clients := map[uint64]map[int]bool{}
 	for _, op := range unknown {
-		want, _ := ackedOp(op)
-		k := kop{ackKey(op), want}
+		k, _ := objectWriteOf(op)
 		if len(where[k]) <= acked[k] {
 			continue // every durable entry of it is an acknowledged op's
 		}
-		// The in-doubt entry is the latest of the kop's (the acknowledged
+		// The in-doubt entry is the latest of the write's (the acknowledged
 		// ones came first or are the same key written again).
 		b := where[k][len(where[k])-1]
 		entries[b]++
