@@ -62,29 +62,11 @@ func injectEtcdKey(ctx context.Context, env Env, s Spec, in *Injected) error {
 		v, _ := s.Attrs["value"].(string)
 		written = []byte(v)
 	}
+	heal := restoreHeal(env, key, key, written, before, in, "no longer holds what the fault wrote")
 	in.heal = func(ctx context.Context) error {
-		var rev int64
-		var restored bool
-		var err error
-		switch {
-		case before == nil && written == nil:
-			return nil // absent before and after: nothing to put back
-		case before == nil:
-			ke, ok := env.(KeyEnv)
-			if !ok {
-				return fmt.Errorf("%w: deleting a key needs the runner's etcd client", ErrUnavailable)
-			}
-			rev, restored, err = ke.EtcdDeleteIf(ctx, key, written)
-		default:
-			rev, restored, err = env.EtcdSwap(ctx, key, written, before)
-		}
-		if err != nil {
+		if err := heal(ctx); err != nil {
 			return fmt.Errorf("restore %s: %w", key, err)
 		}
-		if !restored {
-			return notRepaired(ctx, env, key, key, "no longer holds what the fault wrote")
-		}
-		in.HealRevisions = append(in.HealRevisions, rev)
 		return nil
 	}
 	return nil

@@ -218,21 +218,7 @@ func garbageKey(ctx context.Context, env Env, rnd *rand.Rand, t GarbageTarget, f
 	case t.Name == TargetMaintenance, t.Name == TargetLeader:
 		// Only a lease removes these keys, and the put detached it: the
 		// operator's repair is deleting the stray key.
-		in.heal = func(ctx context.Context) error {
-			ke, ok := env.(KeyEnv)
-			if !ok {
-				return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, name)
-			}
-			rev, deleted, err := ke.EtcdDeleteIf(ctx, key, garbage)
-			if err != nil {
-				return err
-			}
-			if !deleted {
-				return notRepaired(ctx, env, key, name, "no longer holds the garbage written")
-			}
-			in.HealRevisions = append(in.HealRevisions, rev)
-			return nil
-		}
+		in.heal = restoreHeal(env, key, name, garbage, nil, in, "no longer holds the garbage written")
 	default:
 		// The operator's repair: the record as it was, only over the
 		// garbage (every writer compares the raw value, so nothing should
@@ -262,16 +248,30 @@ func floorAhead(ctx context.Context, env Env) (uint64, error) {
 	return latest + (top-latest)/2, nil
 }
 
-// restoreHeal is a heal that puts orig back at key if the key still holds
-// written (nil: is absent); otherwise it writes nothing and says what the
-// key holds now.
+// restoreHeal is a heal that puts orig back at key (orig nil: deletes the
+// key) if the key still holds written (nil: is absent); otherwise it
+// writes nothing and says what the key holds now.
 func restoreHeal(env Env, key, name string, written, orig []byte, in *Injected, otherwise string) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		rev, swapped, err := env.EtcdSwap(ctx, key, written, orig)
+		var rev int64
+		var restored bool
+		var err error
+		switch {
+		case orig == nil && written == nil:
+			return nil // absent before and after: nothing to put back
+		case orig == nil:
+			ke, ok := env.(KeyEnv)
+			if !ok {
+				return fmt.Errorf("%w: deleting %s needs an environment that deletes keys", ErrUnavailable, name)
+			}
+			rev, restored, err = ke.EtcdDeleteIf(ctx, key, written)
+		default:
+			rev, restored, err = env.EtcdSwap(ctx, key, written, orig)
+		}
 		if err != nil {
 			return err
 		}
-		if !swapped {
+		if !restored {
 			return notRepaired(ctx, env, key, name, otherwise)
 		}
 		in.HealRevisions = append(in.HealRevisions, rev)
