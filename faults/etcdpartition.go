@@ -38,7 +38,7 @@ func init() {
 			"attrs.direction both (default), out (the target side's messages dropped) or in (messages to it dropped); " +
 			"heal restores every pair it cut. Plain peer links only (not with peer TLS)",
 		check:     checkEtcdPartition,
-		available: func(sh Shape) error { return peerPairsAvailable(sh) },
+		available: peerPairsAvailable,
 		inject:    injectEtcdPartition,
 		draw:      drawEtcdPartition,
 	})
@@ -153,7 +153,7 @@ func partitionCuts(members []string, target, form, dir string, with []string, pe
 
 func injectEtcdPartition(ctx context.Context, env Env, s Spec, in *Injected) error {
 	p, ok := env.(PeerPartitioner)
-	if !ok || p == nil {
+	if !ok {
 		return fmt.Errorf("%w: etcd-partition needs the cluster's peer switch", ErrUnavailable)
 	}
 	target, err := resolveNode(ctx, env, s)

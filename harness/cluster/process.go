@@ -1,8 +1,9 @@
 // Package cluster brings up a whole cluster for one run on the process
 // runtime: a toxiproxy, an etcd cluster whose every inbound peer link is a
-// proxy (behind a peer switch that cuts pairs of members apart), and masters whose every etcd connection and whose client API is a
-// proxy — all local processes on 127.0.0.1 with ports allocated for the run,
-// data and logs under the run directory, stopped by PID at the end.
+// proxy (behind a peer switch that cuts pairs of members apart), and
+// masters whose every etcd connection and whose client API is a proxy —
+// all local processes on 127.0.0.1 with ports allocated for the run, data
+// and logs under the run directory, stopped by PID at the end.
 package cluster
 
 import (

@@ -1,7 +1,9 @@
 // Package peerswitch partitions etcd members from each other one pair and
-// one direction at a time on the process runtime, where every member's
-// inbound peer traffic arrives through one proxy shared by all its peers
-// and a toxiproxy link cannot tell which peer a connection comes from.
+// one direction at a time, where every member's inbound peer traffic
+// arrives through one proxy shared by all its peers and a toxiproxy link
+// cannot tell which peer a connection comes from. It runs as a process of
+// its own (cmd/peerswitch, a container on the docker runtime), driven over
+// its control API (control.go, Remote).
 //
 // A Switch puts an HTTP proxy in front of each member's peer link. etcd's
 // peer requests (rafthttp) name their sender: X-PeerURLs carries the peer
@@ -46,10 +48,8 @@ type Switch struct {
 type pair struct{ from, to string }
 
 type member struct {
-	name   string
 	listen string
 	srv    *http.Server
-	ln     net.Listener
 }
 
 // flow is one request in progress at a member's proxy: the raft messages
@@ -83,7 +83,7 @@ func (s *Switch) Add(name, listen, target string) (string, error) {
 	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(http.StatusBadGateway)
 	}
-	m := &member{name: name, listen: ln.Addr().String(), ln: ln}
+	m := &member{listen: ln.Addr().String()}
 	m.srv = &http.Server{Handler: s.handler(name, rp), ReadHeaderTimeout: 5 * time.Second}
 	s.mu.Lock()
 	s.members[name] = m

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,7 +77,7 @@ func (r *run) masterExited(node string, p *proc.Process) {
 			armed = strings.TrimPrefix(armed+", "+name+"="+term, ", ")
 		}
 	}
-	if armed == "" && len(lastLinesWith(p.Log, gofailPanic)) > 0 {
+	if armed == "" && logHolds(p.Log, gofailPanic) {
 		// The failpoint fired before the fault that armed it was recorded
 		// (the node panicked on its next append, the arming call had not
 		// returned yet): only the harness arms failpoints, and the node's
@@ -96,16 +97,10 @@ func (r *run) masterExited(node string, p *proc.Process) {
 // gofailPanic is what a gofail panic term writes as the process dies.
 const gofailPanic = "panic: failpoint panic"
 
-// lastLinesWith are the lines of the last 64 KiB of the file at path that
-// hold needle.
-func lastLinesWith(path, needle string) []string {
-	var out []string
-	for _, l := range lastLines(path, 1<<20) {
-		if strings.Contains(l, needle) {
-			out = append(out, l)
-		}
-	}
-	return out
+// logHolds reports whether a line of the last 64 KiB of the file at path
+// holds needle.
+func logHolds(path, needle string) bool {
+	return slices.ContainsFunc(lastLines(path, 1<<20), func(l string) bool { return strings.Contains(l, needle) })
 }
 
 // exitCause says how a process ended ("exit status 0" for nil).
