@@ -114,15 +114,29 @@ func (p *Process) ExitErr() error {
 	return p.err
 }
 
-// Signal sends sig to the process by its PID (not its group).
+// Signal sends sig to the process by its PID (not its group). A child is
+// signalled through its os.Process (a pidfd: never a later process that
+// reused the PID); a process that exited between the check and the signal —
+// reaped, its Done not yet closed — is ErrExited, as one that had exited
+// before.
 func (p *Process) Signal(sig syscall.Signal) error {
 	if !p.Running() {
 		return fmt.Errorf("%s (pid %d): %w", p.Name, p.PID, ErrExited)
 	}
-	if err := syscall.Kill(p.PID, sig); err != nil {
+	var err error
+	if p.cmd != nil && p.cmd.Process != nil {
+		err = p.cmd.Process.Signal(sig)
+	} else {
+		err = syscall.Kill(p.PID, sig)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrProcessDone), errors.Is(err, syscall.ESRCH):
+		return fmt.Errorf("signal %v to %s (pid %d): %w", sig, p.Name, p.PID, ErrExited)
+	default:
 		return fmt.Errorf("signal %v to %s (pid %d): %w", sig, p.Name, p.PID, err)
 	}
-	return nil
 }
 
 // ErrExited: the process is no longer running.

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -90,4 +91,20 @@ func procState(t *testing.T, pid int, ok func(string) bool) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return st
+}
+
+// TestAProcessReapedBeforeItsDoneClosedIsExited feeds the window between
+// the wait that reaps a child and the close of its Done: a Kill or Stop in
+// it once failed a run's cleanup with "no such process".
+func TestAProcessReapedBeforeItsDoneClosedIsExited(t *testing.T) {
+	cmd := exec.Command("/bin/true")
+	require.NoError(t, cmd.Run()) // reaped
+	child := &Process{Spec: Spec{Name: "child"}, PID: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	require.ErrorIs(t, child.Signal(syscall.SIGKILL), ErrExited)
+	require.NoError(t, child.Stop(time.Second), "a Stop of a process that already exited is a no-op")
+
+	other := exec.Command("/bin/true")
+	require.NoError(t, other.Run())
+	byPID := &Process{Spec: Spec{Name: "container"}, PID: other.Process.Pid, done: make(chan struct{})}
+	require.ErrorIs(t, byPID.Signal(syscall.SIGKILL), ErrExited, "a PID with no process (a container's, signalled by PID) is exited too")
 }
