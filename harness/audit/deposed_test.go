@@ -25,19 +25,24 @@ func TestDurableAcknowledgementFailsADeposedAppend(t *testing.T) {
 		o.Node, o.Size = node, 10
 		return o
 	}
-	build := func(deposedFirst bool) *Input {
+	// zombie: the keys of the batch master-0 appends (z, and any more)
+	buildWith := func(deposedFirst bool, zombie ...string) *Input {
 		r := newRevs() // no producer view is ever claimed: the zero prefix alone starts the history
 		r.rev++
 		r.put(r.ks.DurablePrefix(), batchlog.EncodeDurablePrefix(batchlog.DurablePrefix{}), 0)
 		r.appendEntries(mountEntry("10.0.0.1:7000"))
 		r.appendEntries(putEntry("a", "10.0.0.1:7000", 0, 10))
 		events := []Event{served("master-0", 2, 3)}
+		var held []batchlog.Entry
+		for i, k := range append([]string{"z"}, zombie...) {
+			held = append(held, putEntry(k, "10.0.0.1:7000", 100+uint64(i)*10, 10))
+		}
 		if deposedFirst {
-			r.appendEntries(putEntry("z", "10.0.0.1:7000", 100, 10)) // lands before master-1 serves
+			r.appendEntries(held...) // lands before master-1 serves
 		}
 		events = append(events, served("master-1", r.rev, 20))
 		if !deposedFirst {
-			r.appendEntries(putEntry("z", "10.0.0.1:7000", 100, 10)) // master-0's, after master-1 served
+			r.appendEntries(held...) // master-0's, after master-1 served
 		}
 		r.appendEntries(putEntry("y", "10.0.0.1:7000", 200, 10))
 		in := r.input()
@@ -45,8 +50,12 @@ func TestDurableAcknowledgementFailsADeposedAppend(t *testing.T) {
 		mount := history.Op{Kind: history.Mount, Key: "10.0.0.1:7000", Outcome: history.OK, Invoke: 1, Complete: 2, Node: "master-0"}
 		in.Ops = []history.Op{mount, sent("a", "master-0", history.OK, 5e9), sent("z", "master-0", history.OK, 9e9),
 			sent("y", "master-1", history.OK, 21e9)}
+		for _, k := range zombie {
+			in.Ops = append(in.Ops, sent(k, "master-0", history.OK, 9e9))
+		}
 		return in
 	}
+	build := func(deposedFirst bool) *Input { return buildWith(deposedFirst) }
 	res := DurableAcknowledgement(build(false))
 	require.False(t, res.Pass)
 	require.Equal(t, "[deposed-append] batch 3 (rev 4) holds 1 entries only master-0 took from clients (1 acknowledged, the first "+
@@ -55,6 +64,17 @@ func TestDurableAcknowledgementFailsADeposedAppend(t *testing.T) {
 
 	res = DurableAcknowledgement(build(true))
 	require.True(t, res.Pass, evidence0(res))
+
+	// The successor puts a key of the deposed batch again, and that put
+	// never becomes durable: the deposed batch's entry is the deposed
+	// primary's acknowledgement (its appender), so the successor's put is
+	// the lost one — not the deposed primary's.
+	in0 := buildWith(false, "x")
+	in0.Ops = append(in0.Ops, sent("z", "master-1", history.OK, 22e9))
+	res = DurableAcknowledgement(in0)
+	require.False(t, res.Pass)
+	require.Contains(t, evidence0(res), "[ack-durable] put t/z acknowledged at 22.000s by master-1: ")
+	require.NotContains(t, evidence0(res), "acknowledged at 9.000s by master-0")
 
 	// The old primary resumed and reporting itself primary for a moment
 	// ("down → primary") took nothing over: the successor stays current,

@@ -41,7 +41,8 @@ func DurableAcknowledgement(in *Input) Result {
 	trail := newLogTrail(in)
 	covered := snapshotCovers(in, log)
 	claimed := map[uint64]*history.Op{} // seq → the acknowledgement that took it
-	log.appender = appenderOf(in.Events)
+	deposed := deposedAppends(in)
+	log.appender = appenderOf(in.Events, deposed)
 	own := log.claimOwn(in.Ops, claimed, covered)
 	type placed struct {
 		op  *history.Op
@@ -109,7 +110,6 @@ func DurableAcknowledgement(in *Input) Result {
 	// explain, in the summary too: two primaries appended (a deposed
 	// append), a writer that stopped for good.
 	var first, headline []string
-	deposed := deposedAppends(in)
 	n["deposed-append"] += len(servesOf(in.Events))
 	for _, d := range deposed {
 		first = append(first, d.String())
@@ -292,10 +292,20 @@ type durableLog struct {
 // revision: the last serve whose revision is at or below it. A serve's
 // revision is read after the role change (an upper bound), so a new
 // primary's first batches may be put on its predecessor: the preference
-// it gives is a preference, never a verdict.
-func appenderOf(events []Event) func(rev int64) string {
+// it gives is a preference, never a verdict. A deposed append is its
+// deposed primary's, though another node was serving when it landed: its
+// entries are that node's acknowledgements, and the successor's later
+// writes of the same keys must not claim them.
+func appenderOf(events []Event, deposed []deposedAppend) func(rev int64) string {
 	serves := servesOf(events)
+	byDeposed := map[int64]string{}
+	for _, d := range deposed {
+		byDeposed[d.rev] = d.node
+	}
 	return func(rev int64) string {
+		if node, ok := byDeposed[rev]; ok {
+			return node // two primaries appended: this batch is the deposed one's
+		}
 		who := ""
 		for _, s := range serves {
 			if s.rev > rev {
