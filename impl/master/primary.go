@@ -22,7 +22,8 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) bool {
 	m.log.Info("elected", "phase", "promote", "cursor", m.cursor().String())
 	hit(fpPromoteAfterElected)
 
-	committer, view, err := m.promote(ctx)
+	steps := &promotionSteps{last: time.Now()}
+	committer, view, err := m.promote(ctx, steps)
 	if err != nil {
 		m.log.Error("promotion failed", "phase", "promote", "code", errorCode(err), "err", err)
 		m.endTerm(t, "promotion_failed")
@@ -40,7 +41,7 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) bool {
 	m.m.serving.Set(1)
 	m.m.promotions.Inc()
 	m.m.promotionSeconds.Set(time.Since(t.won).Seconds())
-	m.log.Info("serving", "phase", "promote", "producer_view", view, "cursor", m.cursor().String(), "promotion_ms", time.Since(t.won).Milliseconds())
+	m.log.Info("serving", append([]any{"phase", "promote", "producer_view", view, "cursor", m.cursor().String(), "promotion_ms", time.Since(t.won).Milliseconds()}, steps.attrs...)...)
 
 	reason := "shutdown"
 	select {
@@ -54,7 +55,25 @@ func (m *Master) primaryTerm(ctx context.Context, t *term) bool {
 	return true
 }
 
-func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, error) {
+// promotionSteps times a promotion's steps for its "serving" line, so a
+// slow handover says which step it waited on.
+type promotionSteps struct {
+	last  time.Time
+	attrs []any
+}
+
+// done records the time since the previous step as name_ms (nothing on a
+// nil s).
+func (s *promotionSteps) done(name string) {
+	if s == nil {
+		return
+	}
+	now := time.Now()
+	s.attrs = append(s.attrs, name+"_ms", now.Sub(s.last).Milliseconds())
+	s.last = now
+}
+
+func (m *Master) promote(ctx context.Context, steps *promotionSteps) (*oplog.GroupCommitter, uint64, error) {
 	// A node below the compaction floor rebootstraps before it claims a
 	// view, and one that cannot read the floor does not claim at all: a
 	// claim fences the cluster's writer, and one this node cannot follow by
@@ -68,10 +87,12 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 			return nil, 0, fmt.Errorf("%w: %w", errNotPromotable, err)
 		}
 	}
+	steps.done("floor")
 	view, err := oplog.ClaimProducerView(ctx, m.cli, m.ks)
 	if err != nil {
 		return nil, 0, fmt.Errorf("claim producer view: %w", err)
 	}
+	steps.done("claim")
 	m.m.viewClaims.Inc()
 	m.m.producerView.Set(float64(view))
 	m.log.Info("claimed producer view", "phase", "promote", "producer_view", view)
@@ -93,16 +114,19 @@ func (m *Master) promote(ctx context.Context) (*oplog.GroupCommitter, uint64, er
 	if err != nil {
 		return nil, 0, fmt.Errorf("complete state to the durable prefix: %w", err)
 	}
+	steps.done("catch_up")
 	w, err := oplog.NewWriter(ctx, m.cli, m.ks, view)
 	if err != nil {
 		return nil, 0, err
 	}
+	steps.done("writer")
 	w.RequestTimeout = m.cfg.requestTimeout()
 	w.BeforeResolve = func(uint64) { hit(fpPrimaryAppendUnknown) }
 	if cur := m.cursor(); w.Prefix().Cursor() != cur {
 		return nil, 0, fmt.Errorf("%w: state at %s, durable prefix at batch %d seq %d", oplog.ErrPrefixMoved, cur, w.Prefix().BatchID, w.Prefix().LastSeq)
 	}
 	m.alloc.rebuild(m.capture())
+	steps.done("placement")
 	c := oplog.NewGroupCommitter(w, m.newTx, oplog.Limits{MaxEntries: m.cfg.OplogBatchMaxEntries, MaxBytes: m.cfg.OplogBatchMaxBytes}, oplog.Hooks{
 		BeforeAppend: func(n int) { hitBatch(fpPrimaryBeforeAppend, n) },
 		AfterAppend:  func(b state.Batch) { hitBatch(fpPrimaryAfterAppend, len(b.Entries)) },
@@ -126,15 +150,35 @@ func (m *Master) endTerm(t *term, reason string) {
 	m.committer, m.serving = nil, false
 	m.roleMu.Unlock()
 	m.m.serving.Set(0)
+	began := time.Now()
 	if c != nil {
 		c.Close()
 	}
+	closed := time.Now()
 	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = t.elec.Resign(rctx)
+	resignErr := t.elec.Resign(rctx)
 	cancel()
+	if resignErr != nil {
+		// The session cannot revoke its own lease once the node's context
+		// has ended (its Close revokes under that context), so without
+		// this a failed resign leaves the successor waiting out the lease.
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if _, err := m.cli.Revoke(rctx, t.sess.Lease()); err != nil {
+			resignErr = fmt.Errorf("%w; revoking the lease: %w", resignErr, err)
+		}
+		cancel()
+	}
 	m.setRole(RoleStandby)
 	m.m.demotions.WithLabelValues(reason).Inc()
-	m.log.Warn("primary term ended", "phase", "demote", "code", reason, "cursor", m.cursor().String())
+	// How long the writer took to finish its batch in flight and the
+	// resignation took: a successor waits for both (or, when the resign
+	// failed, for the lease to run out).
+	attrs := []any{"phase", "demote", "code", reason, "cursor", m.cursor().String(),
+		"close_ms", closed.Sub(began).Milliseconds(), "resign_ms", time.Since(closed).Milliseconds()}
+	if resignErr != nil {
+		attrs = append(attrs, "resign_err", resignErr.Error())
+	}
+	m.log.Warn("primary term ended", attrs...)
 }
 
 // masterTx stages client entries on a private copy of the state.

@@ -50,7 +50,7 @@ func TestUnreadableFloorIsNotPromotable(t *testing.T) {
 	})
 	t.Run("promotion", func(t *testing.T) {
 		m, srv, view := floorTestMaster(t, "floor-promote")
-		_, _, err := m.promote(context.Background())
+		_, _, err := m.promote(context.Background(), nil)
 		require.Error(t, err)
 		got, err := oplog.ReadProducerView(context.Background(), srv.Client, m.ks)
 		require.NoError(t, err)
