@@ -28,12 +28,13 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 	}
 	elec := concurrency.NewElection(sess, m.ks.Leader())
 	// The campaign ends with the session: a lost lease starts a new term.
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	go func() {
 		select {
 		case <-sess.Done():
-			cancel()
+			cancel(errSessionEnded)
+			m.logSessionEnded(ctx, sess)
 		case <-cctx.Done():
 		}
 	}()
@@ -53,7 +54,10 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 		}
 		stop(nil)
 	}
-	cancel()
+	if cause := context.Cause(cctx); err != nil && errors.Is(cause, errSessionEnded) {
+		err = cause
+	}
+	cancel(nil)
 	<-applyDone
 	if err == nil {
 		err = m.checkLeadership(ctx, sess, elec)
@@ -63,6 +67,32 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 		return nil, err
 	}
 	return &term{sess: sess, elec: elec, won: time.Now()}, nil
+}
+
+// errSessionEnded: the election session's lease keep-alive stopped while
+// the node waited in the election's queue; its place there is lost.
+var errSessionEnded = errors.New("election session ended")
+
+// logSessionEnded says why a session ended: whether etcd still holds its
+// lease (the keep-alive stopped hearing back) or not (expired or revoked),
+// asked with a short deadline.
+func (m *Master) logSessionEnded(ctx context.Context, sess *concurrency.Session) {
+	if ctx.Err() != nil {
+		return // the node is stopping
+	}
+	tctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	lease := fmt.Sprintf("%x", int64(sess.Lease()))
+	ttl, err := m.cli.TimeToLive(tctx, sess.Lease())
+	switch {
+	case err != nil:
+		m.log.Warn("election session ended", "phase", "campaign", "code", "session_ended", "lease", lease, "etcd_lease", "unknown", "err", err)
+	case ttl.TTL <= 0:
+		m.log.Warn("election session ended", "phase", "campaign", "code", "session_ended", "lease", lease, "etcd_lease", "gone (expired or revoked)")
+	default:
+		m.log.Warn("election session ended", "phase", "campaign", "code", "session_ended", "lease", lease, "etcd_lease", "held",
+			"ttl_s", ttl.TTL, "why", "its keep-alive stopped hearing back")
+	}
 }
 
 // checkLeadership confirms the session is alive and still holds its key:

@@ -283,7 +283,7 @@ func BenchmarkFailover(b *testing.B) {
 			}
 			rounds = append(rounds, round{at: t, took: d, node: node})
 			if !ok || d > limit {
-				keepSlowRound(b, bc.c.Masters.Nodes, slug, i, node, t, d)
+				keepSlowRound(b, bc.c.Dir, slug, i, node, t, d)
 			}
 			if _, err := bc.c.Masters.WaitPrimary(ctx, 60*time.Second); err != nil {
 				b.Fatal(err)

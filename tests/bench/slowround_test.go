@@ -4,14 +4,15 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/oplogha/oplogha/harness/benchreport"
-	"github.com/oplogha/oplogha/harness/masters"
 )
 
 // failoverFaults limits BenchmarkFailover to the faults whose slug contains
@@ -30,14 +31,16 @@ func failoverFaults(slug string) bool {
 	return false
 }
 
-// keepSlowRound writes what every master logged from just before a round's
-// fault (2 s, to show what the standbys were doing) to just after its first acknowledgement (or the round's end) to
-// <slug>-round-<i>.log beside the bench's figures, so a round over its
-// target can be read afterwards: what the old primary did between the
-// signal and its exit, when the successor won and served. A line's time is
-// its JSON "time" field; a line without one keeps the previous line's.
-// Without OPLOGHA_BENCH_OUT the path is only logged.
-func keepSlowRound(b *testing.B, nodes []*masters.Node, slug string, i int, node string, t time.Time, took time.Duration) {
+// keepSlowRound writes what every process of the cluster under dir (the
+// masters, etcd's members) logged from 2 s before a round's fault (what
+// the standbys were doing) to just after its first acknowledgement (or the
+// round's end) to <slug>-round-<i>.log beside the bench's figures, so a
+// round over its target can be read afterwards: what the old primary did
+// between the signal and its exit, when the successor won and served. A
+// line's time is its JSON "time" (slog) or "ts" (zap) field; a line without
+// one keeps the previous line's. Without OPLOGHA_BENCH_OUT the path is
+// only logged.
+func keepSlowRound(b *testing.B, dir string, slug string, i int, node string, t time.Time, took time.Duration) {
 	b.Helper()
 	out := os.Getenv(benchreport.EnvOut)
 	if out == "" {
@@ -48,9 +51,21 @@ func keepSlowRound(b *testing.B, nodes []*masters.Node, slug string, i int, node
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# %s round %d: fault on %s at %s, first acknowledgement %v later\n", slug, i, node, t.Format(time.RFC3339Nano), took)
 	from, to := t.Add(-2*time.Second), t.Add(took+200*time.Millisecond)
-	for _, n := range nodes {
-		fmt.Fprintf(&sb, "\n## %s (%s)\n", n.Name, n.Log)
-		for _, line := range linesBetween(n.Log, t, from, to) {
+	var logs []string
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".log") {
+			logs = append(logs, path)
+		}
+		return nil
+	})
+	sort.Strings(logs)
+	for _, path := range logs {
+		lines := linesBetween(path, t, from, to)
+		if len(lines) == 0 {
+			continue
+		}
+		fmt.Fprintf(&sb, "\n## %s\n", path)
+		for _, line := range lines {
 			sb.WriteString(line)
 			sb.WriteByte('\n')
 		}
@@ -76,10 +91,15 @@ func linesBetween(path string, t, from, to time.Time) []string {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var rec struct {
-			Time time.Time `json:"time"`
+			Time time.Time `json:"time"` // slog's
+			TS   time.Time `json:"ts"`   // zap's (etcd)
 		}
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && !rec.Time.IsZero() {
-			at = rec.Time
+		if json.Unmarshal(sc.Bytes(), &rec) == nil {
+			if !rec.Time.IsZero() {
+				at = rec.Time
+			} else if !rec.TS.IsZero() {
+				at = rec.TS
+			}
 		}
 		if at.IsZero() || at.Before(from) || at.After(to) {
 			continue
