@@ -175,8 +175,9 @@ func inForceAt(events []Event, node string, t int64) (string, LossClass, int64, 
 var networkFault = map[string]bool{"link-down": true, "blackhole": true, "toxic": true, "disconnect": true}
 
 // namesNode says whether a fault's target list ("[master-1]",
-// "[master-1.etcd-0 master-1.etcd-1]", "all masters") names node (a
-// node name, or "etcd" for any member).
+// "[master-1.etcd-0 master-1.etcd-1]", "all masters", a partition's
+// "[etcd-0→etcd-1 …]") names node (a node name, or "etcd" for any
+// member).
 func namesNode(target, node string) bool {
 	if node == "etcd" {
 		return etcdMember.MatchString(target) && !strings.Contains(target, ".etcd-")
@@ -184,4 +185,4 @@ func namesNode(target, node string) bool {
 	return regexp.MustCompile(`(^|[\[\s,])` + regexp.QuoteMeta(node) + `($|[\]\s,.])`).MatchString(target)
 }
 
-var etcdMember = regexp.MustCompile(`(^|[\[\s,])etcd-\d+($|[\]\s,.])`)
+var etcdMember = regexp.MustCompile(`(^|[\[\s,→])etcd-\d+($|[\]\s,.→])`)

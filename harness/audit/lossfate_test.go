@@ -65,6 +65,13 @@ func TestLossFates(t *testing.T) {
 	require.False(t, namesNode("[master-10.etcd-0]", "master-1"))
 	require.True(t, namesNode("[master-1.etcd-0]", "master-1"))
 	require.False(t, namesNode("[master-1.etcd-0]", "etcd"), "a master's link to a member is the master's fault")
+	// a partition between members names them as "etcd-0→etcd-1": etcd was faulted
+	require.True(t, namesNode("[etcd-0→etcd-1 etcd-0→etcd-2]", "etcd"))
+	require.True(t, namesNode("[etcd-1→etcd-0 etcd-0→etcd-1 etcd-1→etcd-2] … (4 links)", "etcd"))
+	split := []Event{{At: s(5), Kind: "fault", OK: true, Name: "etcd-partition", Target: "[etcd-0→etcd-1 etcd-0→etcd-2]", Detail: "mute"}}
+	require.Equal(t, []string{
+		"[ack-durable] lost (etcd was faulted): 1 acknowledged by master-0 from 6.000s to 6.000s; next on that node: acknowledged while etcd etcd-partition was in force (since 5.000s)",
+	}, lossFates(split, []*history.Op{lostAt("master-0", 6)}, nil))
 	require.True(t, strings.HasPrefix(lines[0], "[ack-durable]"))
 }
 
