@@ -82,17 +82,17 @@ func (m *Master) logSessionEnded(ctx context.Context, sess *concurrency.Session)
 	}
 	tctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	lease := fmt.Sprintf("%x", int64(sess.Lease()))
+	attrs := []any{"phase", "campaign", "code", "session_ended", "lease", fmt.Sprintf("%x", int64(sess.Lease()))}
 	ttl, err := m.cli.TimeToLive(tctx, sess.Lease())
 	switch {
 	case err != nil:
-		m.log.Warn("election session ended", "phase", "campaign", "code", "session_ended", "lease", lease, "etcd_lease", "unknown", "err", err)
+		attrs = append(attrs, "etcd_lease", "unknown", "err", err)
 	case ttl.TTL <= 0:
-		m.log.Warn("election session ended", "phase", "campaign", "code", "session_ended", "lease", lease, "etcd_lease", "gone (expired or revoked)")
+		attrs = append(attrs, "etcd_lease", "gone (expired or revoked)")
 	default:
-		m.log.Warn("election session ended", "phase", "campaign", "code", "session_ended", "lease", lease, "etcd_lease", "held",
-			"ttl_s", ttl.TTL, "why", "its keep-alive stopped hearing back")
+		attrs = append(attrs, "etcd_lease", "held", "ttl_s", ttl.TTL, "why", "its keep-alive stopped hearing back")
 	}
+	m.log.Warn("election session ended", attrs...)
 }
 
 // checkLeadership confirms the session is alive and still holds its key:

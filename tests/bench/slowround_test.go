@@ -44,7 +44,7 @@ func keepSlowRound(b *testing.B, dir string, slug string, i int, node string, t 
 	b.Helper()
 	out := os.Getenv(benchreport.EnvOut)
 	if out == "" {
-		b.Logf("%s round %d took %v (set %s to keep its masters' logs)", slug, i, took, benchreport.EnvOut)
+		b.Logf("%s round %d took %v (set %s to keep its cluster's logs)", slug, i, took, benchreport.EnvOut)
 		return
 	}
 	path := filepath.Join(filepath.Dir(out), fmt.Sprintf("%s-round-%d.log", slug, i))
@@ -74,7 +74,7 @@ func keepSlowRound(b *testing.B, dir string, slug string, i int, node string, t 
 		b.Logf("keep slow round: %v", err)
 		return
 	}
-	b.Logf("%s round %d took %v: its masters' logs in %s", slug, i, took, path)
+	b.Logf("%s round %d took %v: its cluster's logs in %s", slug, i, took, path)
 }
 
 // linesBetween is the lines of the log at path whose time falls in
