@@ -182,7 +182,15 @@ func (m *Master) Run(ctx context.Context) error {
 				break
 			}
 			m.log.Warn("standby term ended", "phase", "campaign", "code", "campaign_failed", "err", err)
-			sleep(ctx, time.Second)
+			// A place in the queue lost with its lease is taken again
+			// after one poll: a node still bootstrapping must not get in
+			// first. Other failures (etcd unreachable, not promotable)
+			// wait a second.
+			if errors.Is(err, errSessionEnded) {
+				sleep(ctx, m.cfg.pollInterval())
+			} else {
+				sleep(ctx, time.Second)
+			}
 			continue
 		}
 		served := m.primaryTerm(ctx, term)

@@ -47,6 +47,7 @@ type metrics struct {
 	leaseLosses         *prometheus.CounterVec
 	viewClaims          prometheus.Counter
 	promotable          prometheus.Gauge
+	sessionsResumed     prometheus.Counter
 	horizon             prometheus.Gauge
 	pointerBatch        *prometheus.GaugeVec
 	pointerAge          *prometheus.GaugeVec
@@ -127,6 +128,8 @@ func newMetrics() *metrics {
 	m.leaseLosses = counterVec("oplogha_lease_losses_total",
 		"maintenance lease found lost, by the step that found it (publish: the pointer CAS; retain: a retention cycle, which then ended)", "step")
 	m.viewClaims = counter("oplogha_view_claims_total", "producer views this node claimed (one per promotion that got that far)")
+	m.sessionsResumed = counter("oplogha_election_sessions_resumed_total",
+		"election sessions whose keep-alive gave up on a lease etcd still held, resumed on the same lease (the place in the queue kept)")
 	m.promotable = gauge("oplogha_promotable", "1 while this node may campaign: bootstrapped, the compaction floor readable and its cursor not below it")
 	m.horizon = gauge("oplogha_capacity_exhaustion_horizon_seconds",
 		"estimated time until the largest etcd member reaches the quota at the db growth rate of the last minute (+Inf: not growing)")
@@ -184,7 +187,7 @@ func newMetrics() *metrics {
 		"largest lag at admission that was admitted since start (the threshold is max_snapshot_lag_batches)")}
 	m.legacyImports = counterVec("oplogha_legacy_imports_total", "explicit legacy snapshot imports by outcome (imported, already_imported, failed)", "outcome")
 	m.legacyImportSeconds = gauge("oplogha_legacy_import_seconds", "duration of the last legacy import: convert, write, verify and commit")
-	for _, c := range []prometheus.Collector{m.leaseLosses, m.viewClaims, m.promotable, m.horizon, m.pointerBatch, m.pointerAge, m.pointerValid, m.pointerVerified,
+	for _, c := range []prometheus.Collector{m.leaseLosses, m.viewClaims, m.promotable, m.sessionsResumed, m.horizon, m.pointerBatch, m.pointerAge, m.pointerValid, m.pointerVerified,
 		m.pointerInfo, m.lastSuccess, m.lastFailure, m.lastFailedPhase, m.captureEstimateMax.g, m.bootstrapPhase, m.storeReady, m.uploadsAborted} {
 		f(c)
 	}

@@ -27,17 +27,11 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 		return nil, fmt.Errorf("election session: %w", err)
 	}
 	elec := concurrency.NewElection(sess, m.ks.Leader())
-	// The campaign ends with the session: a lost lease starts a new term.
+	// The campaign ends with the session unless etcd still holds its lease.
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go func() {
-		select {
-		case <-sess.Done():
-			cancel(errSessionEnded)
-			m.logSessionEnded(ctx, sess)
-		case <-cctx.Done():
-		}
-	}()
+	kept := make(chan *concurrency.Session, 1)
+	go func() { kept <- m.keepPlace(ctx, cctx, sess, cancel) }()
 	go m.observeLeader(cctx, elec)
 	applyDone := make(chan struct{})
 	go func() {
@@ -59,6 +53,7 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 	}
 	cancel(nil)
 	<-applyDone
+	sess = <-kept
 	if err == nil {
 		err = m.checkLeadership(ctx, sess, elec)
 	}
@@ -73,12 +68,49 @@ func (m *Master) standbyTerm(ctx context.Context) (*term, error) {
 // the node waited in the election's queue; its place there is lost.
 var errSessionEnded = errors.New("election session ended")
 
-// logSessionEnded says why a session ended: whether etcd still holds its
-// lease (the keep-alive stopped hearing back) or not (expired or revoked),
-// asked with a short deadline.
-func (m *Master) logSessionEnded(ctx context.Context, sess *concurrency.Session) {
+// keepPlace holds this node's place in the election's queue for as long
+// as etcd holds its lease, and returns the session the term goes on with
+// once cctx ends. The client's keep-alive gives a lease up when no answer
+// came within its TTL, although etcd may still hold it (the renewals
+// reached etcd, the answers were late); the queue key is named for the
+// lease, so keeping the same lease alive in a new session keeps the place.
+// Without that, a standby next in line whose answers were late withdrew at
+// the moment it should have won, and whichever node campaigned next did —
+// a clean stop's handover waited for a node still bootstrapping. When etcd
+// no longer holds the lease (expired or revoked) or cannot say, the
+// campaign ends with errSessionEnded.
+func (m *Master) keepPlace(ctx, cctx context.Context, sess *concurrency.Session, cancel context.CancelCauseFunc) *concurrency.Session {
+	for {
+		select {
+		case <-cctx.Done():
+			return sess
+		case <-sess.Done():
+		}
+		if cctx.Err() != nil {
+			return sess
+		}
+		if m.sessionEnded(ctx, sess) {
+			next, err := concurrency.NewSession(m.cli, concurrency.WithLease(sess.Lease()),
+				concurrency.WithTTL(m.cfg.LeaderLeaseSeconds), concurrency.WithContext(ctx))
+			if err == nil {
+				m.m.sessionsResumed.Inc()
+				sess = next
+				continue
+			}
+			m.log.Warn("election session not resumed", "phase", "campaign", "code", "session_ended", "err", err)
+		}
+		cancel(errSessionEnded)
+		return sess
+	}
+}
+
+// sessionEnded says why a session ended in one line — whether etcd still
+// holds its lease (the keep-alive stopped hearing back: the node keeps its
+// place) or not (expired or revoked), asked with a short deadline — and
+// reports whether it is held.
+func (m *Master) sessionEnded(ctx context.Context, sess *concurrency.Session) (held bool) {
 	if ctx.Err() != nil {
-		return // the node is stopping
+		return false // the node is stopping
 	}
 	tctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
@@ -86,13 +118,16 @@ func (m *Master) logSessionEnded(ctx context.Context, sess *concurrency.Session)
 	ttl, err := m.cli.TimeToLive(tctx, sess.Lease())
 	switch {
 	case err != nil:
-		attrs = append(attrs, "etcd_lease", "unknown", "err", err)
+		attrs = append(attrs, "etcd_lease", "unknown", "err", err, "then", "campaigns again")
 	case ttl.TTL <= 0:
-		attrs = append(attrs, "etcd_lease", "gone (expired or revoked)")
+		attrs = append(attrs, "etcd_lease", "gone (expired or revoked)", "then", "campaigns again")
 	default:
-		attrs = append(attrs, "etcd_lease", "held", "ttl_s", ttl.TTL, "why", "its keep-alive stopped hearing back")
+		held = true
+		attrs = append(attrs, "etcd_lease", "held", "ttl_s", ttl.TTL, "why", "its keep-alive stopped hearing back",
+			"then", "keeps its place: the same lease in a new session")
 	}
 	m.log.Warn("election session ended", attrs...)
+	return held
 }
 
 // checkLeadership confirms the session is alive and still holds its key:
