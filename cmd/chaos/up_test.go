@@ -39,7 +39,8 @@ func TestUpPrintsAVerifyLineThatPasses(t *testing.T) {
 	bins, err := cluster.PrepareBinaries(ctx, cache, dir)
 	require.NoError(t, err)
 	oplogctl := filepath.Join(dir, "bin", "oplogctl")
-	require.NoError(t, bin.BuildProject(ctx, cache.Root, "./cmd/oplogctl", oplogctl))
+	_, err = cache.BuildProject(ctx, "./cmd/oplogctl", oplogctl)
+	require.NoError(t, err)
 
 	g := proc.NewGroup()
 	defer g.Close(10 * time.Second)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -22,6 +23,9 @@ type Cache struct {
 	Dir      string    // where binaries live: <Dir>/<name>-<version>
 	Root     string    // project root (holds go.mod)
 	Progress io.Writer // build progress lines; nil for silence
+
+	mu   sync.Mutex
+	sums map[string]fileSum // by path: SHA256's memory
 }
 
 // DefaultDir is $OPLOGHA_CACHE, else $XDG_CACHE_HOME/oplogha/bin, else
@@ -171,7 +175,7 @@ func isExecutable(path string) bool {
 func lockFile(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("tool cache lock: %w", err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -180,7 +184,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("tool cache lock: %w", err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		select {
 		case <-ctx.Done():

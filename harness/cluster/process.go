@@ -102,19 +102,18 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string, masterTa
 	if len(masterTags) > 0 {
 		b.Master.Version = "tree+" + strings.Join(masterTags, "+")
 	}
-	if err := bin.BuildProject(ctx, cache.Root, "./cmd/master", b.Master.Path, masterTags...); err != nil {
+	var err error
+	if b.Master.SHA256, err = cache.BuildProject(ctx, "./cmd/master", b.Master.Path, masterTags...); err != nil {
 		return b, err
 	}
 	b.PeerSwitch = BinaryInfo{Name: "peerswitch", Version: "tree", Path: filepath.Join(dir, "peerswitch")}
-	if err := bin.BuildProject(ctx, cache.Root, "./cmd/peerswitch", b.PeerSwitch.Path); err != nil {
+	if b.PeerSwitch.SHA256, err = cache.BuildProject(ctx, "./cmd/peerswitch", b.PeerSwitch.Path); err != nil {
 		return b, err
 	}
-	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Master, &b.Versity, &b.FakeS3, &b.PeerSwitch} {
-		sum, err := FileSHA256(x.Path)
-		if err != nil {
+	for _, x := range []*BinaryInfo{&b.Etcd, &b.Toxiproxy, &b.Versity, &b.FakeS3} {
+		if x.SHA256, err = cache.SHA256(x.Path); err != nil {
 			return b, err
 		}
-		x.SHA256 = sum
 	}
 	return b, nil
 }

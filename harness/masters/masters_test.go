@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		masterBin = filepath.Join(dir, "master")
-		if err := bin.BuildProject(ctx, cache.Root, "./cmd/master", masterBin); err != nil {
+		if _, err := cache.BuildProject(ctx, "./cmd/master", masterBin); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
