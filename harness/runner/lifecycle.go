@@ -268,7 +268,7 @@ func (r *run) settle(ctx context.Context) {
 		r.events.add("note", "settle", "", detail, ok)
 		return
 	}
-	if err := r.waitCaughtUp(ctx, 60*time.Second); err != nil {
+	if err := r.waitCaughtUp(ctx, 60*time.Second, true); err != nil {
 		r.events.add("note", "settle", "", err.Error(), false)
 	}
 }

@@ -43,7 +43,7 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 			return true, ""
 		})
 	case "caught-up":
-		return r.waitCaughtUp(ctx, w.Timeout)
+		return r.waitCaughtUp(ctx, w.Timeout, false)
 	case "ops":
 		if r.gen == nil {
 			return errors.New("wait for ops: traffic is not running")
@@ -203,47 +203,74 @@ func excludeNote(n string) string {
 }
 
 // waitCaughtUp waits until a primary serves and every running master has
-// applied at least what the primary had when the wait began (under load the
-// cursors move on; equality is only expected once traffic stops).
-func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
+// applied at least what was durable (or the primary had) when the wait
+// began: under load the cursors move on, and equality is only expected
+// once traffic stops. With follow (the settle, traffic stopped) the target
+// is read again at every poll: an append in flight when the traffic
+// stopped lands after the first read, and a node that has not applied it
+// is not caught up.
+func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration, follow bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var target *client.Cursor
+	durable := func() (uint64, error) { return r.durableBatch(ctx) }
+	if cli, ks, err := r.etcd(); err == nil {
+		defer cli.Close()
+		durable = func() (uint64, error) { return durableBatchOf(ctx, cli, ks) }
+	}
+	w := catchUp{follow: follow}
 	return poll(ctx, func() (bool, string) {
 		hs := r.cluster.Masters.Health(ctx)
-		var primary *client.Health
+		running := make([]bool, len(hs))
 		for i := range hs {
-			if hs[i].Serving {
-				primary = &hs[i]
-			}
-		}
-		if primary == nil {
-			return false, "no serving primary"
-		}
-		if target == nil {
-			// The target is what is durable in etcd, not the primary's
-			// cursor: a primary whose append is still in flight (its
-			// response stuck on a link a partition broke) has made a batch
-			// durable that it has not applied yet.
-			// (An unreadable prefix — a scenario's garbage — leaves the
-			// primary's cursor as the target.)
-			c := primary.Cursor
-			if d, err := r.durableBatch(ctx); err == nil && d > c.BatchID {
-				c = client.Cursor{BatchID: d}
-			}
-			target = &c
-		}
-		for i, h := range hs {
 			p, ok := r.cluster.Group.Get(r.cluster.Masters.Nodes[i].Name)
-			if !ok || !p.Running() {
-				continue
-			}
-			if h.Cursor.BatchID < target.BatchID {
-				return false, fmt.Sprintf("%s at batch %d, waiting for batch %d", h.NodeID, h.Cursor.BatchID, target.BatchID)
-			}
+			running[i] = ok && p.Running()
 		}
-		return true, ""
+		return w.check(hs, running, durable)
 	})
+}
+
+// catchUp is the state of a wait for the masters to catch up: its target.
+type catchUp struct {
+	target *client.Cursor
+	follow bool
+}
+
+// check is one poll: hs[i] is node i's health, running[i] whether it runs,
+// durable reads etcd's durable prefix.
+func (w *catchUp) check(hs []client.Health, running []bool, durable func() (uint64, error)) (bool, string) {
+	var primary *client.Health
+	for i := range hs {
+		if hs[i].Serving {
+			primary = &hs[i]
+		}
+	}
+	if primary == nil {
+		return false, "no serving primary"
+	}
+	if w.target == nil || w.follow {
+		// The target is what is durable in etcd, not the primary's
+		// cursor: a primary whose append is still in flight (its
+		// response stuck on a link a partition broke) has made a batch
+		// durable that it has not applied yet. (An unreadable prefix — a
+		// scenario's garbage — leaves the primary's cursor as the target.)
+		c := primary.Cursor
+		if w.target != nil && w.target.BatchID > c.BatchID {
+			c = *w.target // a target never moves back
+		}
+		if d, err := durable(); err == nil && d > c.BatchID {
+			c = client.Cursor{BatchID: d}
+		}
+		w.target = &c
+	}
+	for i, h := range hs {
+		if !running[i] {
+			continue
+		}
+		if h.Cursor.BatchID < w.target.BatchID {
+			return false, fmt.Sprintf("%s at batch %d, waiting for batch %d", h.NodeID, h.Cursor.BatchID, w.target.BatchID)
+		}
+	}
+	return true, ""
 }
 
 // poll calls cond every 50ms until it holds or ctx ends; the error carries
