@@ -9,7 +9,6 @@ import (
 
 	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/browser"
-	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/docker"
 )
 
@@ -62,7 +61,7 @@ func cmdTools(ctx context.Context, args []string) error {
 		if b.Name == "gotestsum" {
 			continue // a test runner, never in a cluster
 		}
-		sum, err := cluster.FileSHA256(b.Path)
+		sum, err := bin.FileSHA256(b.Path)
 		if err != nil {
 			return err
 		}

@@ -102,6 +102,21 @@ func (c *Cache) SHA256(path string) (string, error) {
 	if ok && s.size == fi.Size() && s.mod.Equal(fi.ModTime()) {
 		return s.sum, nil
 	}
+	sum, err := FileSHA256(path)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if c.sums == nil {
+		c.sums = map[string]fileSum{}
+	}
+	c.sums[path] = fileSum{size: fi.Size(), mod: fi.ModTime(), sum: sum}
+	c.mu.Unlock()
+	return sum, nil
+}
+
+// FileSHA256 is the hex SHA-256 of a file.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -111,12 +126,5 @@ func (c *Cache) SHA256(path string) (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	c.mu.Lock()
-	if c.sums == nil {
-		c.sums = map[string]fileSum{}
-	}
-	c.sums[path] = fileSum{size: fi.Size(), mod: fi.ModTime(), sum: sum}
-	c.mu.Unlock()
-	return sum, nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

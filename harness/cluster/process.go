@@ -8,10 +8,7 @@ package cluster
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,20 +113,6 @@ func PrepareBinaries(ctx context.Context, cache *bin.Cache, dir string, masterTa
 		}
 	}
 	return b, nil
-}
-
-// FileSHA256 is the hex SHA-256 of a file (a binary, for the bundle and the images).
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Cluster is a running cluster.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/oplogha/oplogha/harness/bin"
 	"github.com/oplogha/oplogha/harness/client"
 	"github.com/oplogha/oplogha/harness/cluster"
 	"github.com/oplogha/oplogha/harness/masterkind"
@@ -27,7 +28,7 @@ func (r *run) useKind(group *proc.Group, bins *cluster.Binaries) (masters.Driver
 				return nil, err
 			}
 		}
-		sum, err := cluster.FileSHA256(path)
+		sum, err := bin.FileSHA256(path)
 		if err != nil {
 			return nil, fmt.Errorf("mooncake_master: %w", err)
 		}

@@ -45,19 +45,7 @@ func TestAStandbyWhoseSessionEndsSaysSo(t *testing.T) {
 		_, err := m.standbyTerm(ctx)
 		ended <- err
 	}()
-	var ours clientv3.LeaseID
-	require.Eventually(t, func() bool {
-		resp, err := srv.Client.Get(ctx, m.ks.Leader(), clientv3.WithPrefix())
-		if err != nil {
-			return false
-		}
-		for _, kv := range resp.Kvs {
-			if clientv3.LeaseID(kv.Lease) != leader.Lease() {
-				ours = clientv3.LeaseID(kv.Lease)
-			}
-		}
-		return ours != 0
-	}, 10*time.Second, 20*time.Millisecond, "the standby never campaigned")
+	ours := clientv3.LeaseID(queuedBeside(ctx, t, srv.Client, m.ks.Leader(), leader.Lease()).Lease)
 	_, err = srv.Client.Revoke(ctx, ours)
 	require.NoError(t, err)
 
@@ -111,19 +99,7 @@ func TestAStandbyWhoseKeepAliveStallsKeepsItsPlace(t *testing.T) {
 		tm, err := m.standbyTerm(ctx)
 		ended <- outcome{tm, err}
 	}()
-	var queued *mvccpb.KeyValue
-	require.Eventually(t, func() bool {
-		resp, err := srv.Client.Get(ctx, m.ks.Leader(), clientv3.WithPrefix())
-		if err != nil {
-			return false
-		}
-		for _, kv := range resp.Kvs {
-			if clientv3.LeaseID(kv.Lease) != leader.Lease() {
-				queued = kv
-			}
-		}
-		return queued != nil
-	}, 10*time.Second, 20*time.Millisecond, "the standby never campaigned")
+	queued := queuedBeside(ctx, t, srv.Client, m.ks.Leader(), leader.Lease())
 
 	stall.set(true)
 	require.Eventually(t, func() bool {
@@ -154,6 +130,26 @@ func TestAStandbyWhoseKeepAliveStallsKeepsItsPlace(t *testing.T) {
 	}
 	require.Contains(t, logs.String(), `"then":"keeps its place: the same lease in a new session"`)
 	require.Equal(t, 1.0, testutil.ToFloat64(m.m.sessionsResumed))
+}
+
+// queuedBeside waits for the election key under prefix that is not the
+// leader's: the standby's place in the queue.
+func queuedBeside(ctx context.Context, t *testing.T, cli *clientv3.Client, prefix string, leader clientv3.LeaseID) *mvccpb.KeyValue {
+	t.Helper()
+	var queued *mvccpb.KeyValue
+	require.Eventually(t, func() bool {
+		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix())
+		if err != nil {
+			return false
+		}
+		for _, kv := range resp.Kvs {
+			if clientv3.LeaseID(kv.Lease) != leader {
+				queued = kv
+			}
+		}
+		return queued != nil
+	}, 10*time.Second, 20*time.Millisecond, "the standby never campaigned")
+	return queued
 }
 
 // keepAliveStall holds back the answers of a client's lease keep-alive
