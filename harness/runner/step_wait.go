@@ -212,8 +212,9 @@ func excludeNote(n string) string {
 func (r *run) waitCaughtUp(ctx context.Context, timeout time.Duration, follow bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	durable := func() (uint64, error) { return r.durableBatch(ctx) }
-	if cli, ks, err := r.etcd(); err == nil {
+	cli, ks, err := r.etcd()
+	durable := func() (uint64, error) { return 0, err }
+	if err == nil {
 		defer cli.Close()
 		durable = func() (uint64, error) { return durableBatchOf(ctx, cli, ks) }
 	}

@@ -26,13 +26,7 @@ func TestAStandbyWhoseSessionEndsSaysSo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv := etcdtest.Start(t)
-	cfg := DefaultConfig()
-	cfg.ClusterID, cfg.Listen, cfg.EtcdEndpoints = "session-ends", "127.0.0.1:0", []string{srv.Endpoint}
-	cfg.Environment, cfg.OplogPollIntervalMS, cfg.LeaderLeaseSeconds = "development", 20, 2
-	logs := &lockedBuffer{}
-	m, err := New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
-	require.NoError(t, err)
-	m.cli = srv.Client
+	m, logs := standbyOn(t, "session-ends", srv.Endpoint, srv.Client)
 
 	// another node leads, so this one waits in the queue
 	leader, err := concurrency.NewSession(srv.Client, concurrency.WithTTL(5))
@@ -76,13 +70,7 @@ func TestAStandbyWhoseKeepAliveStallsKeepsItsPlace(t *testing.T) {
 		DialOptions: []grpc.DialOption{grpc.WithStreamInterceptor(stall.intercept)}})
 	require.NoError(t, err)
 	defer cli.Close()
-	cfg := DefaultConfig()
-	cfg.ClusterID, cfg.Listen, cfg.EtcdEndpoints = "session-stalls", "127.0.0.1:0", []string{srv.Endpoint}
-	cfg.Environment, cfg.OplogPollIntervalMS, cfg.LeaderLeaseSeconds = "development", 20, 2
-	logs := &lockedBuffer{}
-	m, err := New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
-	require.NoError(t, err)
-	m.cli = cli
+	m, logs := standbyOn(t, "session-stalls", srv.Endpoint, cli)
 
 	leader, err := concurrency.NewSession(srv.Client, concurrency.WithTTL(5))
 	require.NoError(t, err)
@@ -130,6 +118,21 @@ func TestAStandbyWhoseKeepAliveStallsKeepsItsPlace(t *testing.T) {
 	}
 	require.Contains(t, logs.String(), `"then":"keeps its place: the same lease in a new session"`)
 	require.Equal(t, 1.0, testutil.ToFloat64(m.m.sessionsResumed))
+}
+
+// standbyOn is a master of cluster id on the etcd at endpoint, talking to
+// it through cli (a lease of 2 s, 20 ms polls), and the buffer its JSON
+// log lines go to.
+func standbyOn(t *testing.T, id, endpoint string, cli *clientv3.Client) (*Master, *lockedBuffer) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.ClusterID, cfg.Listen, cfg.EtcdEndpoints = id, "127.0.0.1:0", []string{endpoint}
+	cfg.Environment, cfg.OplogPollIntervalMS, cfg.LeaderLeaseSeconds = "development", 20, 2
+	logs := &lockedBuffer{}
+	m, err := New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	require.NoError(t, err)
+	m.cli = cli
+	return m, logs
 }
 
 // queuedBeside waits for the election key under prefix that is not the
