@@ -55,18 +55,8 @@ func (r *run) etcd() (*clientv3.Client, keyspace.Keyspace, error) {
 	return cli, ks, err
 }
 
-// durableBatch is the batch id of etcd's durable prefix, read linearizably.
-func (r *run) durableBatch(ctx context.Context) (uint64, error) {
-	cli, ks, err := r.etcd()
-	if err != nil {
-		return 0, err
-	}
-	defer cli.Close()
-	return durableBatchOf(ctx, cli, ks)
-}
-
-// durableBatchOf reads the durable prefix's batch id through cli: a poll
-// dials once and reads with this.
+// durableBatchOf reads the durable prefix's batch id through cli, linearizably:
+// a poll dials once and reads with this.
 func durableBatchOf(ctx context.Context, cli *clientv3.Client, ks keyspace.Keyspace) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
