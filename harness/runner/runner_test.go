@@ -254,3 +254,15 @@ func TestRetentionSoak(t *testing.T) {
 	require.LessOrEqual(t, m.BatchKeys, sc.Expect.MaxBatchKeys)
 	require.LessOrEqual(t, m.Groups, sc.Expect.MaxSnapshotGroups)
 }
+
+// A crash armed at a failpoint and healed before it fired ended nothing: a
+// wait for that node's role goes on at once rather than waiting for a
+// restart that never comes (the swarm's crash-before-serve move, armed on
+// a standby that was never promoted, failed seven of forty runs on it).
+func TestAWaitForANodeWhoseArmedCrashNeverFired(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	o, err := Run(ctx, load(t, "testdata/disarmed-crash.yaml"), Options{Out: keptBundles(t), Cache: cache(t)})
+	require.NoError(t, err)
+	requirePass(t, o)
+}

@@ -91,7 +91,7 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		return poll(ctx, func() (bool, string) {
 			if ended != nil && w.Role != "down" {
 				if n, ok := r.env.Node(node); ok {
-					if cur, ok := r.cluster.Masters.Process(n); !ok || cur == ended {
+					if cur, ok := r.cluster.Masters.Process(n); !ok || cur == ended && !r.survivedDisarmed(w.Node, node) {
 						return false, fmt.Sprintf("%s has not started again since %s ended it", node, w.Node)
 					}
 				}
@@ -114,6 +114,19 @@ func (r *run) wait(ctx context.Context, w *scenario.Wait) error {
 		})
 	}
 	return fmt.Errorf("unknown wait %q", w.For)
+}
+
+// survivedDisarmed says whether node, hit by fault name, is still the
+// process the fault aimed at and can no longer be ended by it: a panic
+// failpoint healed (disarmed) before it fired ended nothing, and a wait for
+// the node's role must not wait for a restart that will never come. While
+// armed it may still fire, so a wait through the crash goes on waiting.
+func (r *run) survivedDisarmed(name, node string) bool {
+	in, healed := r.healed[name]
+	if !healed || in.Spec.Kind != "failpoint" {
+		return false
+	}
+	return r.env.Running(node)
 }
 
 // waitFailpoint waits until a failpoint's term has fired the wanted number

@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/oplogha/oplogha/faults"
 	"github.com/oplogha/oplogha/harness/audit"
 	"github.com/oplogha/oplogha/harness/masterkind"
+	"github.com/oplogha/oplogha/harness/scenario"
 )
 
 // The same (seed, run) draws the same scenario, byte for byte; other runs
@@ -204,4 +206,41 @@ func TestSupervisedRunsWaitForAnyPrimary(t *testing.T) {
 		}
 	}
 	require.Positive(t, supervisedRuns)
+}
+
+// A run's moves leave every master they ended back up: after a fault that
+// ends a master's process (kill, stop, restart, a panic at a failpoint) or
+// a restart of every master, the run waits for that master to be a primary
+// or a standby again before it goes on. Without the wait, the next move's
+// fault on "standby" found no node while a restarted one was starting
+// (swarm seed 50, runs 20 and 32: "fault not available").
+func TestEveryMoveWaitsForTheMastersItEnded(t *testing.T) {
+	for _, k := range []masterkind.Kind{masterkind.Reference(), masterkind.Mooncake()} {
+		checked := 0
+		for i := range 300 {
+			sc, err := DrawFor(50, i, k)
+			require.NoError(t, err)
+			for j, st := range sc.Steps {
+				var ended []string
+				if f := st.Fault; f != nil && !strings.HasPrefix(f.Target, "etcd") &&
+					(f.Kind == "kill" || f.Kind == "stop" || f.Kind == "restart" || f.Kind == "failpoint" && masterkind.TermForm(f.Term) == "panic") {
+					ended = []string{st.As}
+				}
+				if rs := st.Restart; rs != nil && rs.Target == "all-masters" {
+					for m := range sc.Cluster.Masters {
+						ended = append(ended, "master-"+strconv.Itoa(m))
+					}
+				}
+				for _, node := range ended {
+					checked++
+					waited := slices.ContainsFunc(sc.Steps[j+1:], func(later scenario.Step) bool {
+						w := later.Wait
+						return w != nil && w.For == "role" && w.Node == node && (w.Role == "up" || w.Role == "standby")
+					})
+					require.True(t, waited, "%s step %d ends %s and nothing waits for it to be back up", sc.Name, j, node)
+				}
+			}
+		}
+		require.Positive(t, checked)
+	}
 }
