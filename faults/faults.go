@@ -72,6 +72,19 @@ func (in *Injected) Heal(ctx context.Context) error {
 // ErrUnavailable: the fault cannot apply to this cluster shape or moment.
 var ErrUnavailable = errors.New("fault not available")
 
+// EndsProcess reports whether the fault ends its target's process (or may:
+// a panic failpoint ends it when it fires): a kill, stop or restart, or a
+// failpoint whose term panics.
+func (s Spec) EndsProcess() bool {
+	switch s.Kind {
+	case "kill", "stop", "restart":
+		return true
+	case "failpoint":
+		return strings.Contains(s.Term, "panic")
+	}
+	return false
+}
+
 // Validate checks a spec without a cluster.
 func (s Spec) Validate() error {
 	k, ok := Lookup(s.Kind)

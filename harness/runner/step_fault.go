@@ -50,7 +50,8 @@ func (r *run) stepFault(ctx context.Context, st scenario.Step, afterFailpoint st
 	r.notePanicArmed(name, in)
 	r.injected[name] = in
 	r.order = append(r.order, name)
-	if len(in.Targets) == 1 && endsProcess(spec) {
+	// a wait for the node's role afterwards is about the process that replaces it
+	if len(in.Targets) == 1 && spec.EndsProcess() {
 		if p, ok := before[in.Targets[0]]; ok {
 			r.ended[name] = p
 		}
@@ -218,18 +219,6 @@ func (r *run) masterProcesses() map[string]*proc.Process {
 		}
 	}
 	return out
-}
-
-// endsProcess reports whether a fault ends its target's process: a wait for
-// the node's role afterwards is about the process that replaces it.
-func endsProcess(s faults.Spec) bool {
-	switch s.Kind {
-	case "kill", "stop", "restart":
-		return true
-	case "failpoint":
-		return strings.Contains(s.Term, "panic")
-	}
-	return false
 }
 
 // nodeOf is the node an earlier fault (named by its `as`) hit: its first

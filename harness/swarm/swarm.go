@@ -363,13 +363,7 @@ func untilBackUp(sh shape, steps []scenario.Step) []scenario.Step {
 				ended = append(ended, fmt.Sprintf("master-%d", i))
 			}
 		}
-		f := st.Fault
-		if f == nil || st.As == "" || strings.HasPrefix(f.Target, "etcd") {
-			continue
-		}
-		switch {
-		case f.Kind == "kill", f.Kind == "stop", f.Kind == "restart",
-			f.Kind == "failpoint" && masterkind.TermForm(f.Term) == "panic":
+		if f := st.Fault; f != nil && st.As != "" && !strings.HasPrefix(f.Target, "etcd") && f.EndsProcess() {
 			ended = append(ended, st.As)
 		}
 	}
